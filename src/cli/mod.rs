@@ -1,0 +1,72 @@
+//! Subcommands of the `stencilscope` binary; each turns library errors into one message.
+
+mod show;
+
+use clap::{Parser, Subcommand, ValueEnum};
+use stencilscope::ir::Dtype;
+use stencilscope::spec::SpecError;
+
+/// Code generator for GPU stencil and Lattice-Boltzmann kernels with a built-in data-volume estimator.
+#[derive(Debug, Parser)]
+#[command(name = "stencilscope", version, about)]
+pub struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Print a parsed kernel: fields, accesses, flops and minimal bytes per lattice update.
+    Show(show::ShowArgs),
+}
+
+/// Element type as given on the command line.
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum DtypeArg {
+    /// 32-bit float.
+    F32,
+    /// 64-bit float.
+    F64,
+}
+
+impl From<DtypeArg> for Dtype {
+    fn from(d: DtypeArg) -> Dtype {
+        match d {
+            DtypeArg::F32 => Dtype::F32,
+            DtypeArg::F64 => Dtype::F64,
+        }
+    }
+}
+
+/// Everything that can fail in a subcommand.
+#[derive(Debug, thiserror::Error)]
+pub enum CliError {
+    /// A definition file was rejected.
+    #[error(transparent)]
+    Spec(#[from] SpecError),
+    /// Output could not be written.
+    #[error("cannot write output: {0}")]
+    Io(#[from] std::io::Error),
+    /// JSON serialisation failed.
+    #[error("cannot serialise to JSON: {0}")]
+    Json(#[from] serde_json::Error),
+}
+
+/// Runs the parsed command line.
+pub fn run(cli: Cli) -> Result<(), CliError> {
+    match cli.command {
+        Command::Show(a) => show::run(&a, &mut std::io::stdout().lock()),
+    }
+}
+
+/// Loads a stencil file and applies a dtype override.
+fn load(
+    path: &std::path::Path,
+    dtype: Option<DtypeArg>,
+) -> Result<stencilscope::spec::StencilDefinition, CliError> {
+    let mut def = stencilscope::spec::load_stencil(path)?;
+    if let Some(d) = dtype {
+        def.kernel.set_dtype(d.into());
+    }
+    Ok(def)
+}
