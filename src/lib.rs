@@ -1,8 +1,12 @@
 //! stencilscope: a code generator for GPU stencil and Lattice-Boltzmann kernels with a built-in
 //! data-volume estimator.
+//!
+//! Data flows one way: `spec` → `ir` → `config` → `address` → … → `emit` → `runtime`, with
+//! `reference` as the correctness oracle for everything that is emitted.
 
 pub mod address;
 pub mod config;
 pub mod ir;
 pub mod reference;
+pub mod runtime;
 pub mod spec;
