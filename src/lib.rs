@@ -6,6 +6,7 @@
 
 pub mod address;
 pub mod config;
+pub mod emit;
 pub mod ir;
 pub mod reference;
 pub mod runtime;

@@ -1,5 +1,8 @@
 //! Subcommands of the `stencilscope` binary; each turns library errors into one message.
 
+mod devices;
+mod emit;
+mod run;
 mod show;
 
 use clap::{Parser, Subcommand, ValueEnum};
@@ -18,6 +21,13 @@ pub struct Cli {
 enum Command {
     /// Print a parsed kernel: fields, accesses, flops and minimal bytes per lattice update.
     Show(show::ShowArgs),
+    /// List the OpenCL, WebGPU (Vulkan) and CUDA devices, or why a backend has none.
+    Devices(devices::DevicesArgs),
+    /// Print the OpenCL C, WGSL or CUDA source of a kernel for one launch configuration.
+    Emit(emit::EmitArgs),
+    /// Run a kernel on a device: time it, check it against the CPU reference, report LUP/s and
+    /// bandwidth.
+    Run(run::RunArgs),
 }
 
 /// Element type as given on the command line.
@@ -47,6 +57,23 @@ pub enum CliError {
     /// Output could not be written.
     #[error("cannot write output: {0}")]
     Io(#[from] std::io::Error),
+    /// A kernel could not be emitted.
+    #[error(transparent)]
+    Emit(#[from] stencilscope::emit::EmitError),
+    /// A device operation failed.
+    #[error(transparent)]
+    Runtime(#[from] stencilscope::runtime::RuntimeError),
+    /// Inconsistent command-line values.
+    #[error("{0}")]
+    Usage(String),
+    /// Some configurations produced wrong results or failed.
+    #[error("{failed} of {total} configurations failed or produced wrong results (see above)")]
+    RunFailed {
+        /// Failed configurations.
+        failed: usize,
+        /// All configurations.
+        total: usize,
+    },
     /// JSON serialisation failed.
     #[error("cannot serialise to JSON: {0}")]
     Json(#[from] serde_json::Error),
@@ -56,6 +83,9 @@ pub enum CliError {
 pub fn run(cli: Cli) -> Result<(), CliError> {
     match cli.command {
         Command::Show(a) => show::run(&a, &mut std::io::stdout().lock()),
+        Command::Devices(a) => devices::run(&a, &mut std::io::stdout().lock()),
+        Command::Emit(a) => emit::run(&a, &mut std::io::stdout().lock()),
+        Command::Run(a) => run::run(&a, &mut std::io::stdout().lock()),
     }
 }
 
@@ -69,4 +99,69 @@ fn load(
         def.kernel.set_dtype(d.into());
     }
     Ok(def)
+}
+
+/// Parses `x,y,z` (or `x,y`, z = 1) into three positive sizes.
+fn parse_dims(s: &str) -> Result<[usize; 3], String> {
+    let parts: Vec<&str> = s.split(',').map(str::trim).collect();
+    if !(2..=3).contains(&parts.len()) {
+        return Err(format!(
+            "`{s}` needs 2 or 3 comma-separated sizes, e.g. 32,4,2"
+        ));
+    }
+    let mut v = [1usize; 3];
+    for (i, p) in parts.iter().enumerate() {
+        v[i] = match p.parse::<usize>() {
+            Ok(n) if n > 0 => n,
+            _ => return Err(format!("`{p}` in `{s}` is not a positive integer")),
+        };
+    }
+    Ok(v)
+}
+
+/// The domain from `--domain`, else the file's, checked against the kernel's dimensions.
+fn domain_for(
+    file: &std::path::Path,
+    given: Option<&[usize]>,
+    default: Option<stencilscope::ir::Domain>,
+    dims: usize,
+) -> Result<stencilscope::ir::Domain, CliError> {
+    let d = match given {
+        Some(s) => stencilscope::ir::Domain::from_slice(s).ok_or_else(|| {
+            CliError::Usage(format!(
+                "--domain needs 2 or 3 sizes (nx,ny or nx,ny,nz), got {}",
+                s.len()
+            ))
+        })?,
+        None => default.ok_or_else(|| {
+            CliError::Usage(format!(
+                "{} has no `domain`; pass --domain nx,ny[,nz]",
+                file.display()
+            ))
+        })?,
+    };
+    if d.size.contains(&0) {
+        return Err(CliError::Usage(format!(
+            "--domain {d} has a zero size; every size must be at least 1"
+        )));
+    }
+    if d.dims != dims {
+        return Err(CliError::Usage(format!(
+            "the kernel is {dims}D but the domain {d} is {}D",
+            d.dims
+        )));
+    }
+    Ok(d)
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn dims_parse_and_reject() {
+        assert_eq!(super::parse_dims("32,4,2"), Ok([32, 4, 2]));
+        assert_eq!(super::parse_dims("64, 2"), Ok([64, 2, 1]));
+        assert!(super::parse_dims("32").unwrap_err().contains("2 or 3"));
+        assert!(super::parse_dims("32,0,1").unwrap_err().contains("`0`"));
+        assert!(super::parse_dims("a,1").is_err());
+    }
 }
