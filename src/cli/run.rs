@@ -156,6 +156,7 @@ pub fn run(a: &RunArgs, out: &mut impl Write) -> Result<(), CliError> {
         &selector,
         &BackendOptions {
             wgpu_bounds_checks: a.wgpu_bounds_checks,
+            ..BackendOptions::default()
         },
     )?;
     let dtype = kernel.dtype();

@@ -117,6 +117,9 @@ pub struct BackendOptions {
     /// guards keep every access in range (verified against the reference on every run), and the
     /// checks cost time (measured numbers in `bench/results/`).
     pub wgpu_bounds_checks: bool,
+    /// wgpu: use this many workgroups per dispatch dimension instead of the device's limit, to
+    /// exercise the linearised dispatch of large grids on small domains (tests, diagnostics).
+    pub wgpu_max_groups_per_dim: Option<u32>,
 }
 
 /// One device of one backend.

@@ -19,8 +19,18 @@ use opencl3::platform::get_platforms;
 use opencl3::program::Program;
 use opencl3::types::CL_BLOCKING;
 use std::ptr;
+use std::sync::Mutex;
 
 const B: BackendKind = BackendKind::OpenCl;
+
+/// Serialises platform and device enumeration and context creation within the process: PoCL 3.1
+/// crashes (in `clGetDeviceInfo`) when two threads initialise it at the same time.
+static INIT: Mutex<()> = Mutex::new(());
+
+fn init_lock() -> std::sync::MutexGuard<'static, ()> {
+    // A panic while holding the lock leaves nothing inconsistent on our side.
+    INIT.lock().unwrap_or_else(|p| p.into_inner())
+}
 
 fn driver_err(operation: &'static str) -> impl Fn(opencl3::error_codes::ClError) -> RuntimeError {
     move |e| RuntimeError::Driver {
@@ -75,6 +85,7 @@ fn device_list() -> Result<Vec<(DeviceInfo, Device)>, RuntimeError> {
 
 /// Lists the OpenCL devices.
 pub fn devices() -> Result<Vec<DeviceInfo>, RuntimeError> {
+    let _guard = init_lock();
     Ok(device_list()?.into_iter().map(|(i, _)| i).collect())
 }
 
@@ -100,6 +111,7 @@ pub struct OpenClBackend {
 impl OpenClBackend {
     /// Opens the device `selector` picks.
     pub fn open(selector: &DeviceSelector) -> Result<OpenClBackend, RuntimeError> {
+        let _guard = init_lock();
         let list = device_list()?;
         let infos: Vec<DeviceInfo> = list.iter().map(|(i, _)| i.clone()).collect();
         let info = selector.pick(B, &infos)?.clone();

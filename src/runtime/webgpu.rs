@@ -93,6 +93,7 @@ pub struct WgpuBackend {
     queue: wgpu::Queue,
     errors: Arc<Mutex<Vec<String>>>,
     checks: bool,
+    max_groups: u32,
     buffers: Vec<(wgpu::Buffer, u64)>,
     programs: Vec<WgpuProgram>,
 }
@@ -140,6 +141,10 @@ impl WgpuBackend {
                 v.push(format!("device lost ({reason:?}): {msg}"));
             }
         });
+        let max_groups = options
+            .wgpu_max_groups_per_dim
+            .unwrap_or(limits.max_compute_workgroups_per_dimension)
+            .min(limits.max_compute_workgroups_per_dimension);
         Ok(WgpuBackend {
             info,
             limits,
@@ -147,6 +152,7 @@ impl WgpuBackend {
             queue,
             errors,
             checks: options.wgpu_bounds_checks,
+            max_groups,
             buffers: Vec::new(),
             programs: Vec::new(),
         })
@@ -347,12 +353,11 @@ impl Backend for WgpuBackend {
             )?;
         }
         let options = Options {
-            max_groups_per_dim: l.max_compute_workgroups_per_dimension,
+            max_groups_per_dim: self.max_groups,
             ..Options::default()
         };
         let source = emit::wgsl::write_string(kernel, config, domain, &options)?;
-        let dispatch =
-            emit::wgsl::dispatch_size(config, domain, l.max_compute_workgroups_per_dimension)?;
+        let dispatch = emit::wgsl::dispatch_size(config, domain, self.max_groups)?;
         let desc = wgpu::ShaderModuleDescriptor {
             label: Some(&kernel.name),
             source: wgpu::ShaderSource::Wgsl(source.as_str().into()),
