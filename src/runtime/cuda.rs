@@ -98,6 +98,7 @@ pub struct CudaBackend {
     info: DeviceInfo,
     ctx: Arc<CudaContext>,
     stream: Arc<CudaStream>,
+    /// Virtual architecture for NVRTC (PTX, JIT-compiled by the driver for the actual GPU).
     arch: String,
     max_grid: [u64; 3],
     buffers: Vec<CudaSlice<u8>>,
@@ -132,7 +133,7 @@ impl CudaBackend {
             info,
             ctx,
             stream,
-            arch: format!("sm_{major}{minor}"),
+            arch: format!("compute_{major}{minor}"),
             max_grid,
             buffers: Vec::new(),
             programs: Vec::new(),
