@@ -13,6 +13,9 @@ BIN=${1:-target/release/stencilscope}
 OUT=${2:-bench-smoke}
 DOMAIN=${DOMAIN:-512,512,512}
 REPS=${REPS:-20}
+BACKENDS=${BACKENDS:-opencl wgpu cuda}
+# Rounds of the wgpu bounds-check study: unchecked and checked modules, alternating.
+CHECK_ROUNDS=${CHECK_ROUNDS:-2}
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 STENCILS=${STENCILS:-$HERE/stencils}
 mkdir -p "$OUT"
@@ -41,7 +44,7 @@ run() { # name: the JSON file's stem; the rest: arguments of `stencilscope run`
   "$BIN" run "$@" --domain "$DOMAIN" --reps "$REPS" --json "$OUT/$name.json" || echo "FAILED: $name"
 }
 
-for backend in opencl wgpu cuda; do
+for backend in $BACKENDS; do
   for k in "star3d_r4 f32" "star3d_r4 f64" "star3d_r1 f64"; do
     read -r stencil dtype <<< "$k"
     run "$stencil-$dtype-$backend" "$STENCILS/$stencil.toml" --backend $backend --dtype $dtype "${CONFIGS[@]}"
@@ -50,9 +53,12 @@ for backend in opencl wgpu cuda; do
     run "copy-$dtype-$backend" --copy --backend $backend --dtype $dtype "${COPY[@]}"
   done
 done
-for k in "star3d_r4 f32" "star3d_r1 f64"; do
-  read -r stencil dtype <<< "$k"
-  run "$stencil-$dtype-wgpu-checked" "$STENCILS/$stencil.toml" --backend wgpu --dtype $dtype --wgpu-bounds-checks "${CONFIGS[@]}"
+# wgpu with and without its runtime bounds checks, alternating, so that drift shows up.
+for round in $(seq 1 "$CHECK_ROUNDS"); do
+  for checks in off on; do
+    flag=(); [ $checks = on ] && flag=(--wgpu-bounds-checks)
+    run "checks-copy-f32-wgpu-$checks-$round" --copy --backend wgpu --dtype f32 "${flag[@]}" "${COPY[@]}"
+    run "checks-star3d_r4-f32-wgpu-$checks-$round" "$STENCILS/star3d_r4.toml" --backend wgpu --dtype f32 "${flag[@]}" "${CONFIGS[@]}"
+  done
 done
-run "copy-f32-wgpu-checked" --copy --backend wgpu --dtype f32 --wgpu-bounds-checks "${COPY[@]}"
 echo "done"

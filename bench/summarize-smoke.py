@@ -31,10 +31,21 @@ def main():
     gpu, driver = fields[0], fields[1]
 
     files = sorted(glob.glob(os.path.join(a.raw, "*.json")))
-    runs_json = [json.load(open(f)) for f in files if not f.endswith("devices.json")]
+    runs_json, study_json = [], []
+    for f in files:
+        if f.endswith("devices.json"):
+            continue
+        stem = os.path.basename(f)[:-5]
+        r = json.load(open(f))
+        r["file"] = stem
+        # The bounds-check study (checks-*) and any run with wgpu's checks on are kept apart.
+        if stem.startswith("checks-") or r["wgpu_bounds_checks"]:
+            study_json.append(r)
+        else:
+            runs_json.append(r)
     copy = {}
     for r in runs_json:
-        if r["kernel"] != "copy" or r["wgpu_bounds_checks"]:
+        if r["kernel"] != "copy":
             continue
         best = max((x["bandwidth_min"] or 0) for x in r["results"])
         copy.setdefault(r["backend"], {})[r["dtype"]] = best
@@ -64,6 +75,20 @@ def main():
                 "verified": bool(x["verification"] and x["verification"]["passed"]),
                 "reps": r["reps"],
             })
+    study = []
+    for r in study_json:
+        for x in r["results"]:
+            study.append({
+                "file": r["file"],
+                "kernel": r["kernel"],
+                "dtype": r["dtype"],
+                "wgpu_bounds_checks": r["wgpu_bounds_checks"],
+                "config": x["config"],
+                "status": x["status"],
+                "median_s": x["median_s"],
+                "bandwidth_min_volume": x["bandwidth_min"],
+                "verified": bool(x["verification"] and x["verification"]["passed"]),
+            })
     out = {
         "gpu": gpu,
         "driver": driver,
@@ -72,6 +97,7 @@ def main():
         "command": a.command,
         "copy_bandwidth": copy,
         "runs": runs,
+        "wgpu_bounds_checks_study": study,
     }
     os.makedirs(a.dest, exist_ok=True)
     with open(os.path.join(a.dest, "run-smoke.json"), "w") as f:
@@ -120,6 +146,21 @@ def main():
             f"| {x['kernel']} | {x['dtype']} | {be} | {fmt_cfg(x['config'])} | {x['median_s'] * 1e3:.3f} | {spread:.1f}% "
             f"| {x['lups'] / 1e9:.2f} | {x['bandwidth_min_volume'] / 1e12:.3f} | {frac} | {'yes' if x['verified'] else 'NO'} |"
         )
+    if study:
+        lines += [
+            "",
+            "## wgpu runtime bounds checks (f32; file order = run order)",
+            "",
+            "| run | kernel | checks | config | median ms | TB/s at min. volume | verified |",
+            "|---|---|---|---|---|---|---|",
+        ]
+        for x in study:
+            if x["median_s"] is None:
+                continue
+            lines.append(
+                f"| {x['file']} | {x['kernel']} | {'on' if x['wgpu_bounds_checks'] else 'off'} | {fmt_cfg(x['config'])} "
+                f"| {x['median_s'] * 1e3:.3f} | {x['bandwidth_min_volume'] / 1e12:.3f} | {'yes' if x['verified'] else 'NO'} |"
+            )
     with open(os.path.join(a.dest, "report.md"), "w") as f:
         f.write("\n".join(lines) + "\n")
 

@@ -42,7 +42,8 @@ pub struct RunArgs {
     /// Backend to run on.
     #[arg(long, value_enum)]
     backend: BackendArg,
-    /// Device: an index from `stencilscope devices`, or part of its name.
+    /// Device: an index from `stencilscope devices`, or part of its name; the first GPU (else the
+    /// first device) when omitted.
     #[arg(long)]
     device: Option<String>,
     /// Domain size `nx,ny[,nz]`; the file's `domain` when omitted (required with `--copy`).

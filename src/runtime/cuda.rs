@@ -57,6 +57,7 @@ fn info(ctx: &Arc<CudaContext>, index: usize) -> Result<DeviceInfo, RuntimeError
         backend: B,
         index,
         name: ctx.name().map_err(driver_err("cuDeviceGetName"))?,
+        gpu: true,
         driver: format!(
             "CUDA driver API {}.{}, compute capability {major}.{minor}",
             version / 1000,

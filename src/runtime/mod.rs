@@ -131,6 +131,8 @@ pub struct DeviceInfo {
     pub index: usize,
     /// Device name.
     pub name: String,
+    /// Whether it is a GPU (the default selection prefers GPUs over CPU devices such as PoCL).
+    pub gpu: bool,
     /// Platform, driver or API version, as the backend reports it.
     pub driver: String,
     /// Whether the device runs f64 kernels.
@@ -166,7 +168,7 @@ impl fmt::Display for DeviceInfo {
 /// Which device to open: by index, or the first whose name contains a substring (any case).
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub enum DeviceSelector {
-    /// The first device.
+    /// The first GPU, or the first device when there is no GPU.
     #[default]
     First,
     /// The device with this index.
@@ -191,7 +193,7 @@ impl DeviceSelector {
         devices: &'d [DeviceInfo],
     ) -> Result<&'d DeviceInfo, RuntimeError> {
         let found = match self {
-            DeviceSelector::First => devices.first(),
+            DeviceSelector::First => devices.iter().find(|d| d.gpu).or(devices.first()),
             DeviceSelector::Index(i) => devices.get(*i),
             DeviceSelector::Name(n) => {
                 let n = n.to_lowercase();
@@ -217,7 +219,7 @@ impl DeviceSelector {
 impl fmt::Display for DeviceSelector {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            DeviceSelector::First => write!(f, "the first device"),
+            DeviceSelector::First => write!(f, "device (the first GPU, else the first device)"),
             DeviceSelector::Index(i) => write!(f, "device #{i}"),
             DeviceSelector::Name(n) => write!(f, "a device named like `{n}`"),
         }
@@ -413,6 +415,7 @@ mod tests {
             backend: BackendKind::OpenCl,
             index: i,
             name: name.into(),
+            gpu: name.contains("NVIDIA"),
             driver: String::new(),
             f64: true,
             timers: true,
@@ -428,7 +431,9 @@ mod tests {
         let b = BackendKind::OpenCl;
         assert_eq!(DeviceSelector::parse("1").pick(b, &d).unwrap().index, 1);
         assert_eq!(DeviceSelector::parse("h100").pick(b, &d).unwrap().index, 1);
-        assert_eq!(DeviceSelector::First.pick(b, &d).unwrap().index, 0);
+        // The default prefers a GPU over a CPU device listed first.
+        assert_eq!(DeviceSelector::First.pick(b, &d).unwrap().index, 1);
+        assert_eq!(DeviceSelector::First.pick(b, &d[..1]).unwrap().index, 0);
         let e = DeviceSelector::parse("a100").pick(b, &d).unwrap_err();
         assert!(e.to_string().contains("#1 NVIDIA H100"), "{e}");
         assert!(DeviceSelector::parse("7").pick(b, &[]).is_err());

@@ -12,7 +12,7 @@ use crate::emit::{self, Options};
 use crate::ir::{Domain, Dtype, Kernel};
 use opencl3::command_queue::{CommandQueue, CL_QUEUE_PROFILING_ENABLE};
 use opencl3::context::Context;
-use opencl3::device::{Device, CL_DEVICE_TYPE_ALL};
+use opencl3::device::{Device, CL_DEVICE_TYPE_ALL, CL_DEVICE_TYPE_GPU};
 use opencl3::kernel::{ExecuteKernel, Kernel as ClKernel};
 use opencl3::memory::{Buffer, CL_MEM_READ_WRITE};
 use opencl3::platform::get_platforms;
@@ -65,6 +65,7 @@ fn device_list() -> Result<Vec<(DeviceInfo, Device)>, RuntimeError> {
                 backend: B,
                 index: out.len(),
                 name: d.name().unwrap_or_default().trim().to_string(),
+                gpu: d.dev_type().unwrap_or(0) & CL_DEVICE_TYPE_GPU != 0,
                 driver: format!(
                     "{}, {}, driver {}",
                     pname.trim(),

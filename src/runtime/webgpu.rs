@@ -44,6 +44,10 @@ fn info_of(index: usize, a: &wgpu::Adapter) -> DeviceInfo {
         backend: B,
         index,
         name: i.name.clone(),
+        gpu: matches!(
+            i.device_type,
+            wgpu::DeviceType::DiscreteGpu | wgpu::DeviceType::IntegratedGpu
+        ),
         driver: format!(
             "Vulkan, {} {}, {:?}",
             i.driver, i.driver_info, i.device_type
