@@ -5,7 +5,7 @@
 # wgpu runs with wgpu's runtime bounds checks switched on, for the checked/unchecked comparison.
 #
 # usage: bench/gpu-smoke.sh [BIN] [OUTDIR]      (BIN built with `cargo build --release --features cuda`)
-# then:  python3 bench/summarize-smoke.py OUTDIR bench/results/<gpu>
+# then:  python3 bench/summarize-smoke.py OUTDIR bench/results/<gpu> --commit SHA --command "..."
 #
 # Every run verifies its output against the CPU reference; a failure is printed and the rest go on.
 set -u

@@ -33,7 +33,7 @@ def main():
     files = sorted(glob.glob(os.path.join(a.raw, "*.json")))
     runs_json, study_json = [], []
     for f in files:
-        if f.endswith("devices.json"):
+        if os.path.basename(f).startswith("devices"):
             continue
         stem = os.path.basename(f)[:-5]
         r = json.load(open(f))
@@ -161,7 +161,7 @@ def main():
                 f"| {x['file']} | {x['kernel']} | {'on' if x['wgpu_bounds_checks'] else 'off'} | {fmt_cfg(x['config'])} "
                 f"| {x['median_s'] * 1e3:.3f} | {x['bandwidth_min_volume'] / 1e12:.3f} | {'yes' if x['verified'] else 'NO'} |"
             )
-    with open(os.path.join(a.dest, "report.md"), "w") as f:
+    with open(os.path.join(a.dest, "tables.md"), "w") as f:
         f.write("\n".join(lines) + "\n")
 
 
