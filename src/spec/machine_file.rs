@@ -352,7 +352,7 @@ pub fn parse_machine(text: &str, file: &str) -> Result<MachineModel, MachineErro
         "at most l2_bytes",
     )?;
     rel(
-        m.line_bytes % m.sector_bytes == 0,
+        m.line_bytes.is_multiple_of(m.sector_bytes),
         "line_bytes",
         "a multiple of sector_bytes",
     )?;
