@@ -85,22 +85,28 @@ pub fn check_legal(
             limit: max_threads,
         });
     }
-    for d in 0..3 {
-        if c.block[d] > max_extent[d] {
+    for (dim, ((&block, &fold), (&limit, &n))) in c
+        .block
+        .iter()
+        .zip(&c.fold)
+        .zip(max_extent.iter().zip(&domain.size))
+        .enumerate()
+    {
+        if block > limit {
             return Err(Illegal::DimensionLimit {
-                dim: d,
-                extent: c.block[d],
-                limit: max_extent[d],
+                dim,
+                extent: block,
+                limit,
             });
         }
         // With strided folding, iteration fold-1 of thread 0 starts at block·(fold-1).
-        if c.fold[d] > 1 && c.block[d] * (c.fold[d] - 1) >= domain.size[d] {
+        if fold > 1 && block * (fold - 1) >= n {
             return Err(Illegal::FoldOvershoots {
-                dim: d,
-                block: c.block[d],
-                fold: c.fold[d],
-                tile: c.block[d] * c.fold[d],
-                n: domain.size[d],
+                dim,
+                block,
+                fold,
+                tile: block * fold,
+                n,
             });
         }
     }
