@@ -1,6 +1,7 @@
 //! Subcommands of the `stencilscope` binary; each turns library errors into one message.
 
 mod show;
+mod volumes;
 
 use clap::{Parser, Subcommand, ValueEnum};
 use stencilscope::ir::Dtype;
@@ -18,6 +19,9 @@ pub struct Cli {
 enum Command {
     /// Print a parsed kernel: fields, accesses, flops and minimal bytes per lattice update.
     Show(show::ShowArgs),
+    /// Data volumes per memory level (B/LUP) of one launch configuration, next to the minimum;
+    /// `--simulate` adds the exact cache simulator's figures.
+    Volumes(volumes::VolumesArgs),
 }
 
 /// Element type as given on the command line.
@@ -47,6 +51,15 @@ pub enum CliError {
     /// Output could not be written.
     #[error("cannot write output: {0}")]
     Io(#[from] std::io::Error),
+    /// A machine file or preset was rejected.
+    #[error(transparent)]
+    Machine(#[from] stencilscope::spec::MachineError),
+    /// The volumes could not be computed.
+    #[error(transparent)]
+    Footprint(#[from] stencilscope::footprint::FootprintError),
+    /// Inconsistent command-line arguments.
+    #[error("{0}")]
+    Usage(String),
     /// JSON serialisation failed.
     #[error("cannot serialise to JSON: {0}")]
     Json(#[from] serde_json::Error),
@@ -56,6 +69,7 @@ pub enum CliError {
 pub fn run(cli: Cli) -> Result<(), CliError> {
     match cli.command {
         Command::Show(a) => show::run(&a, &mut std::io::stdout().lock()),
+        Command::Volumes(a) => volumes::run(&a, &mut std::io::stdout().lock()),
     }
 }
 

@@ -17,6 +17,7 @@ pub use program::{Instruction, MemoryProgram, FIELD_SPACING};
 
 use crate::config::{ConfigError, LaunchConfig};
 use crate::ir::{AccessKind, Domain, Kernel};
+use crate::machine::MachineModel;
 use serde::{Deserialize, Serialize};
 
 /// The memory-system parameters the visitor needs (kept free of `machine` on purpose).
@@ -40,6 +41,20 @@ pub struct CacheParams {
 }
 
 impl CacheParams {
+    /// The parameters of `machine` for a launch with `blocks_per_sm` resident blocks per SM; the
+    /// L2 capacity is the effective one.
+    pub fn from_machine(machine: &MachineModel, blocks_per_sm: usize) -> CacheParams {
+        CacheParams {
+            sms: machine.sms,
+            blocks_per_sm,
+            l1_bytes: machine.l1_bytes,
+            l2_bytes: machine.l2_effective_bytes,
+            sector_bytes: machine.sector_bytes,
+            line_bytes: machine.line_bytes,
+            warp_size: machine.warp_size,
+        }
+    }
+
     /// Checks that every size is positive and the granularities nest.
     pub fn check(&self) -> Result<(), FootprintError> {
         let bad = |m: String| Err(FootprintError::BadParams(m));
@@ -150,7 +165,18 @@ pub enum FootprintError {
     TooLargeToSimulate(u64),
 }
 
-/// Computes the data volumes of one sweep (allocating a fresh [`Estimator`]).
+/// Computes the data volumes of one sweep of `kernel` launched with `config` on `domain`
+/// (allocating a fresh [`Estimator`]; reuse one to rank many configurations).
+pub fn estimate(
+    kernel: &Kernel,
+    config: &LaunchConfig,
+    domain: &Domain,
+    params: &CacheParams,
+) -> Result<DataVolumes, FootprintError> {
+    Estimator::default().estimate(kernel, domain, config, params)
+}
+
+/// As [`estimate`], with the arguments in the order of the simulator's functions.
 pub fn data_volumes(
     kernel: &Kernel,
     domain: &Domain,
