@@ -5,9 +5,12 @@
 //! `reference` as the correctness oracle for everything that is emitted.
 
 pub mod address;
+pub mod cachesim;
 pub mod config;
 pub mod emit;
+pub mod footprint;
 pub mod ir;
+pub mod machine;
 pub mod reference;
 pub mod runtime;
 pub mod spec;

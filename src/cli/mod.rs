@@ -4,6 +4,7 @@ mod devices;
 mod emit;
 mod run;
 mod show;
+mod volumes;
 
 use clap::{Parser, Subcommand, ValueEnum};
 use stencilscope::ir::Dtype;
@@ -28,6 +29,9 @@ enum Command {
     /// Run a kernel on a device: time it, check it against the CPU reference, report LUP/s and
     /// bandwidth.
     Run(run::RunArgs),
+    /// Data volumes per memory level (B/LUP) of one launch configuration, next to the minimum;
+    /// `--simulate` adds the exact cache simulator's figures.
+    Volumes(volumes::VolumesArgs),
 }
 
 /// Element type as given on the command line.
@@ -74,6 +78,12 @@ pub enum CliError {
         /// All configurations.
         total: usize,
     },
+    /// A machine file or preset was rejected.
+    #[error(transparent)]
+    Machine(#[from] stencilscope::spec::MachineError),
+    /// The volumes could not be computed.
+    #[error(transparent)]
+    Footprint(#[from] stencilscope::footprint::FootprintError),
     /// JSON serialisation failed.
     #[error("cannot serialise to JSON: {0}")]
     Json(#[from] serde_json::Error),
@@ -86,6 +96,7 @@ pub fn run(cli: Cli) -> Result<(), CliError> {
         Command::Devices(a) => devices::run(&a, &mut std::io::stdout().lock()),
         Command::Emit(a) => emit::run(&a, &mut std::io::stdout().lock()),
         Command::Run(a) => run::run(&a, &mut std::io::stdout().lock()),
+        Command::Volumes(a) => volumes::run(&a, &mut std::io::stdout().lock()),
     }
 }
 

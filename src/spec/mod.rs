@@ -2,11 +2,13 @@
 
 mod error;
 mod lexer;
+mod machine_file;
 mod parser;
 mod shapes;
 mod stencil;
 
 pub use error::{Location, SemanticError, SpecError};
+pub use machine_file::{load_machine, parse_machine, MachineError};
 pub use parser::{parse_update, ParseError, ParsedUpdate};
 pub use shapes::{shape_kernel, Shape, ShapeKind};
 pub use stencil::{load_stencil, parse_stencil, StencilDefinition};

@@ -1,0 +1,419 @@
+//! Machine files: every figure present, plausible, and with a stated source.
+
+use super::error::{Location, SpecError};
+use super::line_col;
+use crate::machine::{preset_text, MachineModel};
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
+use toml::Spanned;
+
+/// Why a machine could not be loaded.
+#[derive(Debug, thiserror::Error)]
+pub enum MachineError {
+    /// Neither a preset nor a readable file.
+    #[error(
+        "unknown machine `{name}`: not a preset ({presets}) and not a readable file ({reason})"
+    )]
+    Unknown {
+        /// What was asked for.
+        name: String,
+        /// The preset names.
+        presets: String,
+        /// Why it is not a file.
+        reason: String,
+    },
+    /// The file is not valid TOML.
+    #[error(transparent)]
+    Syntax(#[from] SpecError),
+    /// A required figure is missing.
+    #[error("{file}: missing `{key}` ({what})")]
+    Missing {
+        /// The file.
+        file: String,
+        /// The key.
+        key: &'static str,
+        /// What it means.
+        what: &'static str,
+    },
+    /// A figure that no GPU has.
+    #[error("{loc}: `{key}` = {value} is not plausible ({valid})")]
+    Absurd {
+        /// Where.
+        loc: Location,
+        /// The key.
+        key: String,
+        /// The value as written.
+        value: String,
+        /// What would be valid.
+        valid: String,
+    },
+    /// A key the model does not know.
+    #[error("{loc}: unknown key `{key}` in a machine file (known: {known})")]
+    UnknownKey {
+        /// Where.
+        loc: Location,
+        /// The key.
+        key: String,
+        /// Known keys.
+        known: String,
+    },
+    /// A figure without a `[sources]` entry.
+    #[error("{loc}: `{key}` has no entry in [sources] (say datasheet, measured or estimate)")]
+    MissingSource {
+        /// Where.
+        loc: Location,
+        /// The key.
+        key: String,
+    },
+}
+
+/// (key, meaning, minimum, maximum, integer?)
+const FIGURES: [(&str, &str, f64, f64, bool); 26] = [
+    ("sms", "streaming multiprocessors", 1.0, 1024.0, true),
+    ("clock_ghz", "SM clock in GHz", 0.1, 10.0, false),
+    ("warp_size", "threads per warp", 1.0, 128.0, true),
+    (
+        "fp32_flops_per_cycle_per_sm",
+        "f32 flops per cycle per SM",
+        1.0,
+        8192.0,
+        false,
+    ),
+    (
+        "fp64_flops_per_cycle_per_sm",
+        "f64 flops per cycle per SM",
+        0.01,
+        8192.0,
+        false,
+    ),
+    (
+        "l1_bytes",
+        "usable L1 bytes per SM",
+        1024.0,
+        16.0 * 1048576.0,
+        true,
+    ),
+    ("l2_bytes", "L2 bytes", 65536.0, 4096.0 * 1048576.0, true),
+    (
+        "l2_effective_bytes",
+        "effective L2 bytes",
+        65536.0,
+        4096.0 * 1048576.0,
+        true,
+    ),
+    ("sector_bytes", "sector size", 4.0, 512.0, true),
+    ("line_bytes", "L1 line size", 4.0, 1024.0, true),
+    (
+        "l1_wavefronts_per_cycle_per_sm",
+        "L1 wavefronts per cycle per SM",
+        0.01,
+        16.0,
+        false,
+    ),
+    ("l2_bandwidth", "L2 bandwidth in B/s", 1e9, 1e15, false),
+    ("dram_bandwidth", "DRAM bandwidth in B/s", 1e9, 1e15, false),
+    ("dram_latency_ns", "DRAM latency in ns", 10.0, 1e5, false),
+    (
+        "max_threads_per_block",
+        "largest block",
+        32.0,
+        65536.0,
+        true,
+    ),
+    (
+        "max_threads_per_sm",
+        "resident threads per SM",
+        32.0,
+        65536.0,
+        true,
+    ),
+    (
+        "max_warps_per_sm",
+        "resident warps per SM",
+        1.0,
+        4096.0,
+        true,
+    ),
+    (
+        "max_blocks_per_sm",
+        "resident blocks per SM",
+        1.0,
+        4096.0,
+        true,
+    ),
+    (
+        "registers_per_sm",
+        "registers per SM",
+        1024.0,
+        16.0 * 1048576.0,
+        true,
+    ),
+    (
+        "max_registers_per_thread",
+        "registers per thread",
+        16.0,
+        65536.0,
+        true,
+    ),
+    (
+        "register_alloc_unit",
+        "register allocation unit per warp",
+        1.0,
+        65536.0,
+        true,
+    ),
+    (
+        "shared_bytes_per_sm",
+        "shared memory per SM",
+        0.0,
+        16.0 * 1048576.0,
+        true,
+    ),
+    (
+        "max_shared_bytes_per_block",
+        "shared memory per block",
+        0.0,
+        16.0 * 1048576.0,
+        true,
+    ),
+    (
+        "shared_alloc_unit",
+        "shared memory allocation unit",
+        1.0,
+        65536.0,
+        true,
+    ),
+    (
+        "reserved_shared_bytes_per_block",
+        "reserved shared memory per block",
+        0.0,
+        1048576.0,
+        true,
+    ),
+    (
+        "launch_overhead_s",
+        "launch overhead in seconds",
+        0.0,
+        1.0,
+        false,
+    ),
+];
+
+/// Loads a preset by name (`h100-sxm`, …) or a machine file by path.
+pub fn load_machine(name_or_path: &str) -> Result<MachineModel, MachineError> {
+    if let Some(text) = preset_text(name_or_path) {
+        return parse_machine(text, &format!("<preset {name_or_path}>"));
+    }
+    let path = Path::new(name_or_path);
+    match std::fs::read_to_string(path) {
+        Ok(text) => parse_machine(&text, name_or_path),
+        Err(e) => Err(MachineError::Unknown {
+            name: name_or_path.to_string(),
+            presets: MachineModel::preset_names().join(", "),
+            reason: e.to_string(),
+        }),
+    }
+}
+
+/// Parses the text of a machine file; `file` is used in messages.
+pub fn parse_machine(text: &str, file: &str) -> Result<MachineModel, MachineError> {
+    let loc = |offset: usize| {
+        let (line, col) = line_col(text, offset);
+        Location {
+            file: file.to_string(),
+            line,
+            col,
+        }
+    };
+    let table: BTreeMap<String, Spanned<toml::Value>> =
+        toml::from_str(text).map_err(|e| SpecError::Syntax {
+            loc: loc(e.span().map(|s| s.start).unwrap_or(0)),
+            message: e.message().trim().replace('\n', "; "),
+        })?;
+    let known: BTreeSet<&str> = FIGURES
+        .iter()
+        .map(|f| f.0)
+        .chain(["name", "description", "sources"])
+        .collect();
+    for (k, v) in &table {
+        if !known.contains(k.as_str()) {
+            return Err(MachineError::UnknownKey {
+                loc: loc(v.span().start),
+                key: k.clone(),
+                known: known.iter().copied().collect::<Vec<_>>().join(", "),
+            });
+        }
+    }
+    let string = |key: &'static str, what| -> Result<String, MachineError> {
+        match table.get(key) {
+            Some(v) => match v.get_ref() {
+                toml::Value::String(s) => Ok(s.clone()),
+                other => Err(MachineError::Absurd {
+                    loc: loc(v.span().start),
+                    key: key.into(),
+                    value: other.to_string(),
+                    valid: "a string".into(),
+                }),
+            },
+            None => Err(MachineError::Missing {
+                file: file.to_string(),
+                key,
+                what,
+            }),
+        }
+    };
+    let sources: BTreeMap<String, String> = match table.get("sources").map(|s| s.get_ref()) {
+        Some(toml::Value::Table(t)) => t
+            .iter()
+            .map(|(k, v)| (k.clone(), v.as_str().unwrap_or_default().to_string()))
+            .collect(),
+        _ => BTreeMap::new(),
+    };
+    let mut values = BTreeMap::new();
+    for (key, what, min, max, integer) in FIGURES {
+        let v = table.get(key).ok_or(MachineError::Missing {
+            file: file.to_string(),
+            key,
+            what,
+        })?;
+        let x = match v.get_ref() {
+            toml::Value::Integer(i) => *i as f64,
+            toml::Value::Float(f) if !integer => *f,
+            _ => f64::NAN,
+        };
+        if !(x >= min && x <= max) {
+            return Err(MachineError::Absurd {
+                loc: loc(v.span().start),
+                key: key.into(),
+                value: v.get_ref().to_string(),
+                valid: format!(
+                    "{what}: {} from {min} to {max}",
+                    if integer { "an integer" } else { "a number" }
+                ),
+            });
+        }
+        if !sources.contains_key(key) {
+            return Err(MachineError::MissingSource {
+                loc: loc(v.span().start),
+                key: key.into(),
+            });
+        }
+        values.insert(key, x);
+    }
+    let u = |k: &str| values[k] as usize;
+    let f = |k: &str| values[k];
+    let m = MachineModel {
+        name: string("name", "short name")?,
+        description: string("description", "device name")?,
+        sms: u("sms"),
+        clock_ghz: f("clock_ghz"),
+        warp_size: u("warp_size"),
+        fp32_flops_per_cycle_per_sm: f("fp32_flops_per_cycle_per_sm"),
+        fp64_flops_per_cycle_per_sm: f("fp64_flops_per_cycle_per_sm"),
+        l1_bytes: u("l1_bytes"),
+        l2_bytes: u("l2_bytes"),
+        l2_effective_bytes: u("l2_effective_bytes"),
+        sector_bytes: u("sector_bytes"),
+        line_bytes: u("line_bytes"),
+        l1_wavefronts_per_cycle_per_sm: f("l1_wavefronts_per_cycle_per_sm"),
+        l2_bandwidth: f("l2_bandwidth"),
+        dram_bandwidth: f("dram_bandwidth"),
+        dram_latency_ns: f("dram_latency_ns"),
+        max_threads_per_block: u("max_threads_per_block"),
+        max_threads_per_sm: u("max_threads_per_sm"),
+        max_warps_per_sm: u("max_warps_per_sm"),
+        max_blocks_per_sm: u("max_blocks_per_sm"),
+        registers_per_sm: u("registers_per_sm"),
+        max_registers_per_thread: u("max_registers_per_thread"),
+        register_alloc_unit: u("register_alloc_unit"),
+        shared_bytes_per_sm: u("shared_bytes_per_sm"),
+        max_shared_bytes_per_block: u("max_shared_bytes_per_block"),
+        shared_alloc_unit: u("shared_alloc_unit"),
+        reserved_shared_bytes_per_block: u("reserved_shared_bytes_per_block"),
+        launch_overhead_s: f("launch_overhead_s"),
+        sources,
+    };
+    // Relations between figures that no real GPU violates.
+    let rel = |ok: bool, key: &str, valid: &str| -> Result<(), MachineError> {
+        if ok {
+            return Ok(());
+        }
+        let v = &table[key];
+        Err(MachineError::Absurd {
+            loc: loc(v.span().start),
+            key: key.into(),
+            value: v.get_ref().to_string(),
+            valid: valid.into(),
+        })
+    };
+    rel(
+        m.l2_effective_bytes <= m.l2_bytes,
+        "l2_effective_bytes",
+        "at most l2_bytes",
+    )?;
+    rel(
+        m.line_bytes.is_multiple_of(m.sector_bytes),
+        "line_bytes",
+        "a multiple of sector_bytes",
+    )?;
+    rel(
+        m.max_threads_per_block <= m.max_threads_per_sm,
+        "max_threads_per_block",
+        "at most max_threads_per_sm",
+    )?;
+    rel(
+        m.max_shared_bytes_per_block <= m.shared_bytes_per_sm,
+        "max_shared_bytes_per_block",
+        "at most shared_bytes_per_sm",
+    )?;
+    Ok(m)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn presets_load() {
+        for name in MachineModel::preset_names() {
+            let m = load_machine(name).unwrap();
+            assert_eq!(m.name, name);
+            assert!(m.l1_bandwidth() > m.l2_bandwidth, "{name}");
+        }
+        let h = load_machine("h100-sxm").unwrap();
+        assert_eq!(h.sms, 132);
+        assert!((h.peak_flops(8) - 128.0 * 132.0 * 1.98e9).abs() < 1.0);
+    }
+
+    #[test]
+    fn bad_machines_are_clear_errors() {
+        let text = preset_text("h100-sxm").unwrap();
+        let e = load_machine("no-such-gpu").unwrap_err();
+        assert!(e.to_string().contains("h100-sxm"), "{e}");
+        let e = parse_machine(&text.replace("sms = 132\n", ""), "m.toml").unwrap_err();
+        assert!(matches!(e, MachineError::Missing { key: "sms", .. }), "{e}");
+        let e = parse_machine(&text.replace("sms = 132", "sms = -4"), "m.toml").unwrap_err();
+        assert!(e.to_string().starts_with("m.toml:6:7"), "{e}");
+        let e = parse_machine(
+            &text.replace("dram_bandwidth = 2.9e12", "dram_bandwidth = 0.0"),
+            "m.toml",
+        )
+        .unwrap_err();
+        assert!(matches!(e, MachineError::Absurd { .. }), "{e}");
+        let e = parse_machine(
+            &text.replace(
+                "l2_effective_bytes = 26214400",
+                "l2_effective_bytes = 99999999",
+            ),
+            "m.toml",
+        )
+        .unwrap_err();
+        assert!(e.to_string().contains("at most l2_bytes"), "{e}");
+        let e = parse_machine(&text.replace("sms = \"datasheet\"\n", ""), "m.toml").unwrap_err();
+        assert!(matches!(e, MachineError::MissingSource { .. }), "{e}");
+        let e = parse_machine(&format!("smz = 3\n{text}"), "m.toml").unwrap_err();
+        assert!(matches!(e, MachineError::UnknownKey { .. }), "{e}");
+        let e = parse_machine("sms = [", "m.toml").unwrap_err();
+        assert!(e.to_string().starts_with("m.toml:1:"), "{e}");
+    }
+}
