@@ -113,15 +113,12 @@ pub struct RunResult {
 }
 
 impl RunResult {
-    fn failed(config: LaunchConfig, e: &RuntimeError) -> RunResult {
+    /// A result with nothing measured yet.
+    fn new(config: LaunchConfig) -> RunResult {
         RunResult {
             config,
-            status: if e.is_refusal() {
-                Status::Refused
-            } else {
-                Status::Error
-            },
-            error: Some(e.to_string()),
+            status: Status::Passed,
+            error: None,
             times: Vec::new(),
             median_s: None,
             min_s: None,
@@ -129,6 +126,18 @@ impl RunResult {
             lups: None,
             bandwidth_min: None,
             verification: None,
+        }
+    }
+
+    fn failed(config: LaunchConfig, e: &RuntimeError) -> RunResult {
+        RunResult {
+            status: if e.is_refusal() {
+                Status::Refused
+            } else {
+                Status::Error
+            },
+            error: Some(e.to_string()),
+            ..RunResult::new(config)
         }
     }
 }
@@ -259,9 +268,7 @@ pub fn measure<T: Real + bytemuck::Pod>(
                 continue;
             }
         };
-        let mut r = RunResult::failed(*config, &RuntimeError::Usage(String::new()));
-        r.status = Status::Passed;
-        r.error = None;
+        let mut r = RunResult::new(*config);
         let run = (|| -> Result<(), RuntimeError> {
             if let Some(t) = options.timing {
                 upload(backend, &random)?;
