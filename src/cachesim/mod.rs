@@ -258,8 +258,8 @@ pub fn simulate_counts(
     }
     let nblocks = config.blocks(domain);
     let threads = config.threads();
-    let lane_accesses = (nblocks * threads * config.points_per_thread()) as u64
-        * prog.instructions.len() as u64;
+    let lane_accesses =
+        (nblocks * threads * config.points_per_thread()) as u64 * prog.instructions.len() as u64;
     if lane_accesses > MAX_LANE_ACCESSES {
         return Err(FootprintError::TooLargeToSimulate(lane_accesses));
     }
@@ -322,7 +322,8 @@ pub fn simulate_counts(
                         lines.clear();
                         lines.extend(addrs.iter().map(|x| x.0 * sector / line));
                         lines.dedup();
-                        sim.c.l1_wavefronts += (lines.len() as i64).max((bytes + line - 1) / line) as u64;
+                        sim.c.l1_wavefronts +=
+                            (lines.len() as i64).max((bytes + line - 1) / line) as u64;
                         let mut i = 0;
                         while i < addrs.len() {
                             let s = addrs[i].0;

@@ -1,10 +1,11 @@
 //! Subcommands of the `stencilscope` binary; each turns library errors into one message.
 
+mod rank;
 mod show;
 mod volumes;
 
 use clap::{Parser, Subcommand, ValueEnum};
-use stencilscope::ir::Dtype;
+use stencilscope::ir::{Domain, Dtype};
 use stencilscope::spec::SpecError;
 
 /// Code generator for GPU stencil and Lattice-Boltzmann kernels with a built-in data-volume estimator.
@@ -22,6 +23,8 @@ enum Command {
     /// Data volumes per memory level (B/LUP) of one launch configuration, next to the minimum;
     /// `--simulate` adds the exact cache simulator's figures.
     Volumes(volumes::VolumesArgs),
+    /// Rank every launch configuration of a kernel on a machine model, without running anything.
+    Rank(rank::RankArgs),
 }
 
 /// Element type as given on the command line.
@@ -63,6 +66,20 @@ pub enum CliError {
     /// JSON serialisation failed.
     #[error("cannot serialise to JSON: {0}")]
     Json(#[from] serde_json::Error),
+    /// A named output file could not be written.
+    #[error("cannot write {}: {source}", path.display())]
+    Write {
+        /// The file.
+        path: std::path::PathBuf,
+        /// The operating system's reason.
+        source: std::io::Error,
+    },
+    /// Ranking failed.
+    #[error(transparent)]
+    Rank(#[from] stencilscope::rank::RankError),
+    /// Neither the file nor the command line gives a domain.
+    #[error("no domain: the file gives none, so pass --domain NX,NY[,NZ]")]
+    NoDomain,
 }
 
 /// Runs the parsed command line.
@@ -70,6 +87,7 @@ pub fn run(cli: Cli) -> Result<(), CliError> {
     match cli.command {
         Command::Show(a) => show::run(&a, &mut std::io::stdout().lock()),
         Command::Volumes(a) => volumes::run(&a, &mut std::io::stdout().lock()),
+        Command::Rank(a) => rank::run(&a, &mut std::io::stdout().lock()),
     }
 }
 
@@ -83,4 +101,25 @@ fn load(
         def.kernel.set_dtype(d.into());
     }
     Ok(def)
+}
+
+/// Parses `640,512,512` (or `x`-separated) into a domain.
+pub fn parse_domain(s: &str) -> Result<Domain, String> {
+    let sizes = parse_list(s)?;
+    if sizes.contains(&0) {
+        return Err(format!("`{s}`: every domain extent must be at least 1"));
+    }
+    Domain::from_slice(&sizes)
+        .ok_or_else(|| format!("`{s}`: give 2 or 3 extents, e.g. 640,512,512"))
+}
+
+/// Parses a comma- or `x`-separated list of non-negative integers.
+pub fn parse_list(s: &str) -> Result<Vec<usize>, String> {
+    s.split([',', 'x'])
+        .map(|p| {
+            p.trim()
+                .parse::<usize>()
+                .map_err(|_| format!("`{s}`: `{p}` is not a non-negative integer"))
+        })
+        .collect()
 }

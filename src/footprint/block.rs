@@ -151,7 +151,11 @@ impl BlockScratch {
             let a = ins.access;
             let soa = prog.storage[ins.field] == Layout::Fzyx || l.components == 1;
             let q = if soa { a.index as u32 } else { 0 };
-            let qoff = if soa { 0 } else { (a.index * l.stride_q) as i64 * e };
+            let qoff = if soa {
+                0
+            } else {
+                (a.index * l.stride_q) as i64 * e
+            };
             let sx = l.stride[0] as i64 * e;
             for z in 0..ext[2] as i32 {
                 for y in 0..ext[1] as i32 {
@@ -163,8 +167,7 @@ impl BlockScratch {
                     };
                     let x0 = a.offset[0] as i64;
                     if soa && sx == e {
-                        self.raw
-                            .push((key, x0 * e, (x0 + ext[0] as i64) * e));
+                        self.raw.push((key, x0 * e, (x0 + ext[0] as i64) * e));
                     } else {
                         for x in x0..x0 + ext[0] as i64 {
                             self.raw.push((key, x * sx + qoff, x * sx + qoff + e));
@@ -173,7 +176,8 @@ impl BlockScratch {
                 }
             }
         }
-        self.raw.sort_unstable_by(|a, b| (a.0, a.1).cmp(&(b.0, b.1)));
+        self.raw
+            .sort_unstable_by(|a, b| (a.0, a.1).cmp(&(b.0, b.1)));
         let t = &mut self.templates[slot];
         t.rows.clear();
         t.iv.clear();
@@ -231,7 +235,9 @@ impl BlockScratch {
                 .layouts
                 .iter()
                 .map(|l| (tile[d] * l.stride[d] * l.elem_size) as i64)
-                .fold(0, |acc, b| acc.max(p.sector_bytes as i64 / gcd(b, p.sector_bytes as i64)));
+                .fold(0, |acc, b| {
+                    acc.max(p.sector_bytes as i64 / gcd(b, p.sector_bytes as i64))
+                });
             match grid[d] {
                 1 => vec![(0, 1.0)],
                 2 => vec![(0, 1.0), (1, 1.0)],
@@ -405,8 +411,7 @@ impl BlockScratch {
                             }
                             let delta = dx + grid[0] as i64 * (dy + grid[1] as i64 * dz);
                             let shift = tbase + dx * tile_bytes;
-                            for &(lo, hi) in
-                                &t2.iv[r0.start as usize..(r0.start + r0.len) as usize]
+                            for &(lo, hi) in &t2.iv[r0.start as usize..(r0.start + r0.len) as usize]
                             {
                                 let (a, z) = (shift + lo, shift + hi);
                                 if k == 1 {

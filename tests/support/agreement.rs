@@ -82,7 +82,10 @@ pub fn d3q19_pull(layout: Layout) -> Kernel {
     Kernel {
         name: "d3q19_pull".into(),
         dims: 3,
-        fields: vec![field("src", FieldRole::Input), field("dst", FieldRole::Output)],
+        fields: vec![
+            field("src", FieldRole::Input),
+            field("dst", FieldRole::Output),
+        ],
         params: vec![],
         temps: (0..19).map(|q| format!("f{q}")).collect(),
         body,
