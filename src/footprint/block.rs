@@ -69,6 +69,29 @@ pub(crate) struct BlockScratch {
     bytes: Vec<(i64, i64)>,
     out: Vec<(i64, i64)>,
     claims: Vec<(i64, f64)>,
+    /// Per template row: line segments with the step that touched them last.
+    last: Vec<Vec<(i64, i64, u32)>>,
+    seg: Vec<(i64, i64, u32)>,
+    fenwick: Vec<i64>,
+}
+
+fn fen_add(f: &mut [i64], i: usize, v: i64) {
+    let mut i = i + 1;
+    while i <= f.len() {
+        f[i - 1] += v;
+        i += i & i.wrapping_neg();
+    }
+}
+
+/// Sum of entries `0..=i`.
+fn fen_prefix(f: &[i64], i: usize) -> i64 {
+    let mut i = i + 1;
+    let mut s = 0;
+    while i > 0 {
+        s += f[i - 1];
+        i -= i & i.wrapping_neg();
+    }
+    s
 }
 
 /// Sorts and merges intervals in place (touching ones too).
@@ -266,8 +289,12 @@ impl BlockScratch {
                                 let cls = classes.class_of(b);
                                 let no_reuse = load_requests[cls].max(f);
                                 let need = resident * lines * p.line_bytes as f64;
-                                let lost = (1.0 - p.l1_bytes as f64 / need).max(0.0);
-                                tot.l2_load_sectors += count * (f + (no_reuse - f) * lost);
+                                let refetch = if need > p.l1_bytes as f64 {
+                                    self.l1_refetch(prog, p, classes, b, resident)
+                                } else {
+                                    0.0
+                                };
+                                tot.l2_load_sectors += count * (f + refetch).min(no_reuse);
                                 footprint_total += count * f;
                             }
                             AccessKind::Store => {
@@ -293,6 +320,139 @@ impl BlockScratch {
         tot.dram_load_sectors = footprint_total - hits + partial_total;
         tot.dram_store_sectors = owned_total;
         tot
+    }
+
+    /// Sectors a block loads again from L2 because L1 evicted them between two of its uses.
+    ///
+    /// The block's load instructions run in order (fold point by fold point), all resident blocks
+    /// in lockstep; per row of the footprint, the line segments remember the instruction that
+    /// touched them last. A reuse misses when the lines touched since then by the block, times the
+    /// resident blocks, reach the L1 capacity (the LRU stack distance), so short-distance reuse
+    /// (neighbours in x, the same row) survives an oversubscribed L1 and long-distance reuse (other
+    /// rows and planes) does not.
+    fn l1_refetch(
+        &mut self,
+        prog: &MemoryProgram,
+        p: &CacheParams,
+        classes: &SizeClasses,
+        b: [usize; 3],
+        resident: f64,
+    ) -> f64 {
+        let cls = classes.class_of(b);
+        let Some(ext) = classes.extent(cls) else {
+            return 0.0;
+        };
+        let tile = classes.tile;
+        let cfg = &prog.config;
+        let (s, line) = (p.sector_bytes as i64, p.line_bytes as i64);
+        let spl = line / s;
+        let cap = (p.l1_bytes / p.line_bytes) as f64;
+        let t = &self.templates[2 * cls];
+        let nrows = t.rows.len();
+        if self.last.len() < nrows {
+            self.last.resize_with(nrows, Vec::new);
+        }
+        self.last.iter_mut().for_each(Vec::clear);
+        let loads = prog
+            .instructions
+            .iter()
+            .filter(|i| i.kind == AccessKind::Load)
+            .count();
+        let steps = loads * cfg.points_per_thread();
+        self.fenwick.clear();
+        self.fenwick.resize(steps, 0);
+        let mut touched: i64 = 0;
+        let mut refetch = 0i64;
+        let origin = [
+            (b[0] * tile[0]) as i64,
+            (b[1] * tile[1]) as i64,
+            (b[2] * tile[2]) as i64,
+        ];
+        let mut step = 0usize;
+        for f in prog.fold_points() {
+            let x_lo = f[0] * cfg.block[0];
+            let x_hi = ((f[0] + 1) * cfg.block[0]).min(ext[0]);
+            for ins in prog.instructions.iter().filter(|i| i.kind == AccessKind::Load) {
+                let l = &prog.layouts[ins.field];
+                let e = l.elem_size as i64;
+                let a = ins.access;
+                let soa = prog.storage[ins.field] == Layout::Fzyx || l.components == 1;
+                let q = if soa { a.index as u32 } else { 0 };
+                let qoff = if soa { 0 } else { (a.index * l.stride_q) as i64 * e };
+                let sx = l.stride[0] as i64 * e;
+                for tz in 0..cfg.block[2] {
+                    let z = tz + f[2] * cfg.block[2];
+                    for ty in 0..cfg.block[1] {
+                        let y = ty + f[1] * cfg.block[1];
+                        if x_lo >= x_hi || y >= ext[1] || z >= ext[2] {
+                            continue;
+                        }
+                        let key = RowKey {
+                            field: ins.field as u32,
+                            q,
+                            z: z as i32 + a.offset[2],
+                            y: y as i32 + a.offset[1],
+                        };
+                        let Ok(ri) = t.rows.binary_search_by(|r| r.key.cmp(&key)) else {
+                            continue;
+                        };
+                        let g = l.ghost;
+                        let base = prog.bases[ins.field]
+                            + ((origin[0] + g[0] as i64) * l.stride[0] as i64
+                                + (origin[1] + key.y as i64 + g[1] as i64) * l.stride[1] as i64
+                                + (origin[2] + key.z as i64 + g[2] as i64) * l.stride[2] as i64
+                                + (q as usize * l.stride_q) as i64)
+                                * e;
+                        let ox = a.offset[0] as i64;
+                        // The row's bytes of this instruction: one interval where elements are
+                        // contiguous, one per element where they are strided (AoS).
+                        self.tmp.clear();
+                        if sx == e {
+                            let lo = base + (x_lo as i64 + ox) * e;
+                            self.tmp.push((lo, base + (x_hi as i64 + ox) * e));
+                        } else {
+                            for x in x_lo as i64..x_hi as i64 {
+                                let lo = base + (x + ox) * sx + qoff;
+                                self.tmp.push((lo, lo + e));
+                            }
+                        }
+                        for &(lo, hi) in &self.tmp {
+                            let (l0, l1) = (lo.div_euclid(line), (hi - 1).div_euclid(line) + 1);
+                            let (s0, s1) = (lo.div_euclid(s), (hi - 1).div_euclid(s) + 1);
+                            self.seg.clear();
+                            let row = &mut self.last[ri];
+                            for &(a0, a1, k0) in row.iter() {
+                                if a1 <= l0 || a0 >= l1 {
+                                    self.seg.push((a0, a1, k0));
+                                    continue;
+                                }
+                                let (o0, o1) = (a0.max(l0), a1.min(l1));
+                                let newer = touched - fen_prefix(&self.fenwick, k0 as usize);
+                                if resident * newer as f64 >= cap {
+                                    refetch += (s1.min(o1 * spl) - s0.max(o0 * spl)).max(0);
+                                }
+                                fen_add(&mut self.fenwick, k0 as usize, -(o1 - o0));
+                                touched -= o1 - o0;
+                                if a0 < l0 {
+                                    self.seg.push((a0, l0, k0));
+                                }
+                                if a1 > l1 {
+                                    self.seg.push((l1, a1, k0));
+                                }
+                            }
+                            self.seg.push((l0, l1, step as u32));
+                            fen_add(&mut self.fenwick, step, l1 - l0);
+                            touched += l1 - l0;
+                            self.seg.sort_unstable();
+                            row.clear();
+                            row.extend_from_slice(&self.seg);
+                        }
+                    }
+                }
+                step += 1;
+            }
+        }
+        refetch as f64
     }
 
     /// Footprint of the block at `b` for `kind`: returns (sectors, lines, partial sectors); for

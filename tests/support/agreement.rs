@@ -174,7 +174,7 @@ pub fn params(l2_bytes: usize) -> CacheParams {
     CacheParams {
         sms: 61,
         blocks_per_sm: 2,
-        l1_bytes: 64 << 10,
+        l1_bytes: std::env::var("L1KB").ok().and_then(|v| v.parse().ok()).unwrap_or(64) << 10,
         l2_bytes,
         sector_bytes: 32,
         line_bytes: 128,
