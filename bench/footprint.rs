@@ -15,7 +15,14 @@ fn configs() -> Vec<LaunchConfig> {
     for bx in [8, 16, 32, 64, 128, 256, 512, 1024] {
         for by in [1, 2, 4, 8, 16, 32] {
             for bz in [1, 2, 4, 8] {
-                for fold in [[1, 1, 1], [2, 1, 1], [1, 2, 1], [1, 1, 2], [1, 2, 2], [1, 4, 1]] {
+                for fold in [
+                    [1, 1, 1],
+                    [2, 1, 1],
+                    [1, 2, 1],
+                    [1, 1, 2],
+                    [1, 2, 2],
+                    [1, 4, 1],
+                ] {
                     let c = LaunchConfig::new([bx, by, bz], fold);
                     if (32..=1024).contains(&c.threads()) {
                         v.push(c);
@@ -47,7 +54,10 @@ fn bench(c: &mut Criterion) {
     g.bench_function(format!("star3d_r4_f64_{}_configs", space.len()), |b| {
         b.iter(|| {
             for (cfg, p) in space.iter().zip(&params) {
-                black_box(est.estimate(&def.kernel, &domain, cfg, p).expect("estimate"));
+                black_box(
+                    est.estimate(&def.kernel, &domain, cfg, p)
+                        .expect("estimate"),
+                );
             }
         })
     });

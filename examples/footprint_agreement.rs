@@ -34,12 +34,19 @@ fn main() {
                 let q = quantiles(&rows, l);
                 println!(
                     "  {name:<15} {level:<17} {:>7.2}% {:>7.2}% {:>7.2}% {:>7.2}%",
-                    100.0 * q[0], 100.0 * q[1], 100.0 * q[2], 100.0 * q[3]
+                    100.0 * q[0],
+                    100.0 * q[1],
+                    100.0 * q[2],
+                    100.0 * q[3]
                 );
             }
             if verbose {
                 for (c, e, s) in &rows {
-                    println!("    {c}: est {e:.2?}\n    {:>w$}  sim {s:.2?}", "", w = c.to_string().len());
+                    println!(
+                        "    {c}: est {e:.2?}\n    {:>w$}  sim {s:.2?}",
+                        "",
+                        w = c.to_string().len()
+                    );
                 }
             }
         }

@@ -250,7 +250,7 @@ pub fn simulate_counts(
     params.check()?;
     let prog = MemoryProgram::new(kernel, domain, config)?;
     let elem = prog.layouts.iter().map(|l| l.elem_size).max().unwrap_or(1);
-    if params.sector_bytes > 64 || params.sector_bytes % elem != 0 {
+    if params.sector_bytes > 64 || !params.sector_bytes.is_multiple_of(elem) {
         return Err(FootprintError::BadParams(format!(
             "the simulator needs sectors of at most 64 bytes holding whole elements (sector {} B, element {elem} B)",
             params.sector_bytes
@@ -258,8 +258,8 @@ pub fn simulate_counts(
     }
     let nblocks = config.blocks(domain);
     let threads = config.threads();
-    let lane_accesses = (nblocks * threads * config.points_per_thread()) as u64
-        * prog.instructions.len() as u64;
+    let lane_accesses =
+        (nblocks * threads * config.points_per_thread()) as u64 * prog.instructions.len() as u64;
     if lane_accesses > MAX_LANE_ACCESSES {
         return Err(FootprintError::TooLargeToSimulate(lane_accesses));
     }
@@ -322,7 +322,8 @@ pub fn simulate_counts(
                         lines.clear();
                         lines.extend(addrs.iter().map(|x| x.0 * sector / line));
                         lines.dedup();
-                        sim.c.l1_wavefronts += (lines.len() as i64).max((bytes + line - 1) / line) as u64;
+                        sim.c.l1_wavefronts +=
+                            (lines.len() as i64).max((bytes + line - 1) / line) as u64;
                         let mut i = 0;
                         while i < addrs.len() {
                             let s = addrs[i].0;

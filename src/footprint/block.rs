@@ -24,6 +24,9 @@
 use super::{CacheParams, MemoryProgram, SizeClasses};
 use crate::ir::{AccessKind, Layout};
 
+/// Axes with at least this many blocks are represented by interior blocks only.
+const MERGE_EDGES: usize = 64;
+
 /// Totals over the grid, in sectors.
 #[derive(Debug, Clone, Copy, Default)]
 pub(crate) struct BlockTotals {
@@ -55,6 +58,10 @@ struct Row {
 struct Template {
     rows: Vec<Row>,
     iv: Vec<(i64, i64)>,
+    /// Rows of one (field, q, z), contiguous in `rows`: `(key of the first row, start, end)`.
+    groups: Vec<(RowKey, usize, usize)>,
+    /// Smallest and largest y and z of any row.
+    span: [(i32, i32); 2],
 }
 
 /// Scratch buffers, reused between calls.
@@ -174,7 +181,11 @@ impl BlockScratch {
             let a = ins.access;
             let soa = prog.storage[ins.field] == Layout::Fzyx || l.components == 1;
             let q = if soa { a.index as u32 } else { 0 };
-            let qoff = if soa { 0 } else { (a.index * l.stride_q) as i64 * e };
+            let qoff = if soa {
+                0
+            } else {
+                (a.index * l.stride_q) as i64 * e
+            };
             let sx = l.stride[0] as i64 * e;
             for z in 0..ext[2] as i32 {
                 for y in 0..ext[1] as i32 {
@@ -186,8 +197,7 @@ impl BlockScratch {
                     };
                     let x0 = a.offset[0] as i64;
                     if soa && sx == e {
-                        self.raw
-                            .push((key, x0 * e, (x0 + ext[0] as i64) * e));
+                        self.raw.push((key, x0 * e, (x0 + ext[0] as i64) * e));
                     } else {
                         for x in x0..x0 + ext[0] as i64 {
                             self.raw.push((key, x * sx + qoff, x * sx + qoff + e));
@@ -196,7 +206,7 @@ impl BlockScratch {
                 }
             }
         }
-        self.raw.sort_unstable_by(|a, b| (a.0, a.1).cmp(&(b.0, b.1)));
+        self.raw.sort_unstable_by_key(|a| (a.0, a.1));
         let t = &mut self.templates[slot];
         t.rows.clear();
         t.iv.clear();
@@ -224,6 +234,19 @@ impl BlockScratch {
                 }
             }
         }
+        t.groups.clear();
+        let mut span = [(i32::MAX, i32::MIN); 2];
+        for (i, r) in t.rows.iter().enumerate() {
+            span[0] = (span[0].0.min(r.key.y), span[0].1.max(r.key.y));
+            span[1] = (span[1].0.min(r.key.z), span[1].1.max(r.key.z));
+            match t.groups.last_mut() {
+                Some(g) if (g.0.field, g.0.q, g.0.z) == (r.key.field, r.key.q, r.key.z) => {
+                    g.2 = i + 1
+                }
+                _ => t.groups.push((r.key, i, i + 1)),
+            }
+        }
+        t.span = span;
     }
 
     pub(crate) fn run(
@@ -254,10 +277,20 @@ impl BlockScratch {
                 .layouts
                 .iter()
                 .map(|l| (tile[d] * l.stride[d] * l.elem_size) as i64)
-                .fold(0, |acc, b| acc.max(p.sector_bytes as i64 / gcd(b, p.sector_bytes as i64)));
+                .fold(0, |acc, b| {
+                    acc.max(p.sector_bytes as i64 / gcd(b, p.sector_bytes as i64))
+                });
             match grid[d] {
                 1 => vec![(0, 1.0)],
                 2 => vec![(0, 1.0), (1, 1.0)],
+                // Long axes: the first and last blocks differ from the interior ones by well under
+                // 1/32 of the axis's blocks, so all blocks take the interior sample (for speed).
+                g if g >= MERGE_EDGES => {
+                    let period = (l.max(1) as usize).min(4);
+                    (0..period)
+                        .map(|j| (g / 2 / period * period + j, g as f64 / period as f64))
+                        .collect()
+                }
                 g => {
                     let mut v = vec![(0, 1.0)];
                     let inner = g - 2;
@@ -372,13 +405,21 @@ impl BlockScratch {
         for f in prog.fold_points() {
             let x_lo = f[0] * cfg.block[0];
             let x_hi = ((f[0] + 1) * cfg.block[0]).min(ext[0]);
-            for ins in prog.instructions.iter().filter(|i| i.kind == AccessKind::Load) {
+            for ins in prog
+                .instructions
+                .iter()
+                .filter(|i| i.kind == AccessKind::Load)
+            {
                 let l = &prog.layouts[ins.field];
                 let e = l.elem_size as i64;
                 let a = ins.access;
                 let soa = prog.storage[ins.field] == Layout::Fzyx || l.components == 1;
                 let q = if soa { a.index as u32 } else { 0 };
-                let qoff = if soa { 0 } else { (a.index * l.stride_q) as i64 * e };
+                let qoff = if soa {
+                    0
+                } else {
+                    (a.index * l.stride_q) as i64 * e
+                };
                 let sx = l.stride[0] as i64 * e;
                 for tz in 0..cfg.block[2] {
                     let z = tz + f[2] * cfg.block[2];
@@ -511,6 +552,19 @@ impl BlockScratch {
         );
         merge(&mut self.tmp);
         let lines = total(&self.tmp);
+        // Size classes a neighbour within reach can have (partial tiles sit at the grid's end).
+        let mut reachable = [false; 8];
+        for (c2, re) in reachable.iter_mut().enumerate() {
+            if classes.extent(c2).is_none() {
+                continue;
+            }
+            *re = (1..3).all(|d| {
+                let (lo, hi) = t.span[d - 1];
+                let reach = ((hi - lo + 3) as usize).div_ceil(tile[d]) + 1;
+                let partial = (c2 >> d) & 1 == 1;
+                !partial || grid[d] - 1 - b[d] <= reach
+            });
+        }
         // Touchers: other blocks' rows that land on this block's rows.
         self.touch.clear();
         self.bytes.clear();
@@ -523,61 +577,73 @@ impl BlockScratch {
                     self.bytes.push((base + lo, base + hi));
                 }
             }
-            for c2 in 0..8 {
-                if classes.extent(c2).is_none() {
-                    continue;
-                }
+            for (c2, _) in reachable.iter().enumerate().filter(|(_, r)| **r) {
                 let t2 = &self.templates[2 * c2 + k];
-                for r0 in &t2.rows {
-                    if r0.key.field != r.key.field || r0.key.q != r.key.q {
+                for &(gk, g0, g1) in &t2.groups {
+                    if gk.field != r.key.field || gk.q != r.key.q {
                         continue;
                     }
-                    let ddz = r.key.z - r0.key.z;
+                    let ddz = r.key.z - gk.z;
                     if ddz % tile[2] as i32 != 0 {
                         continue;
                     }
+                    let dz = (ddz / tile[2] as i32) as i64;
+                    let bz = b[2] as i64 + dz;
+                    if bz < 0 || bz >= grid[2] as i64 {
+                        continue;
+                    }
+                    let rows = &t2.rows[g0..g1];
+                    let (ymin, ymax) = (rows[0].key.y, rows[rows.len() - 1].key.y);
+                    let ty = tile[1] as i32;
                     // The same row, and the rows just before and after it in memory, whose ends
                     // may share a sector with this one.
                     for ey in -1..=1 {
-                        let ddy = r.key.y + ey - r0.key.y;
-                        if ddy % tile[1] as i32 != 0 {
-                            continue;
-                        }
-                        let dy = (ddy / tile[1] as i32) as i64;
-                        let dz = (ddz / tile[2] as i32) as i64;
-                        let by = b[1] as i64 + dy;
-                        let bz = b[2] as i64 + dz;
-                        if by < 0 || bz < 0 || by >= grid[1] as i64 || bz >= grid[2] as i64 {
-                            continue;
-                        }
-                        let tbase = base + ey as i64 * (l.stride[1] * l.elem_size) as i64;
-                        // Shifts dx·tile_bytes that bring r0's span within a sector of r's.
-                        let dx_lo = (base + r.lo - s - (tbase + r0.hi)).div_euclid(tile_bytes);
-                        let dx_hi = (base + r.hi + s - (tbase + r0.lo)).div_euclid(tile_bytes) + 1;
-                        for dx in dx_lo..=dx_hi {
-                            let bx = b[0] as i64 + dx;
-                            if bx < 0 || bx >= grid[0] as i64 || (dx == 0 && dy == 0 && dz == 0) {
+                        let target = r.key.y + ey;
+                        let dy_min = (target - ymax).div_euclid(ty)
+                            + i32::from((target - ymax).rem_euclid(ty) != 0);
+                        let dy_max = (target - ymin).div_euclid(ty);
+                        for dy in dy_min..=dy_max {
+                            let y0 = target - dy * ty;
+                            let Ok(j) = rows.binary_search_by(|x| x.key.y.cmp(&y0)) else {
+                                continue;
+                            };
+                            let r0 = &rows[j];
+                            let dy = dy as i64;
+                            let by = b[1] as i64 + dy;
+                            if by < 0 || by >= grid[1] as i64 {
                                 continue;
                             }
-                            let nb = [bx as usize, by as usize, bz as usize];
-                            if classes.class_of(nb) != c2 {
-                                continue;
-                            }
-                            let delta = dx + grid[0] as i64 * (dy + grid[1] as i64 * dz);
-                            let shift = tbase + dx * tile_bytes;
-                            for &(lo, hi) in
-                                &t2.iv[r0.start as usize..(r0.start + r0.len) as usize]
-                            {
-                                let (a, z) = (shift + lo, shift + hi);
-                                if k == 1 {
-                                    self.bytes.push((a, z));
+                            let tbase = base + ey as i64 * (l.stride[1] * l.elem_size) as i64;
+                            // Shifts dx·tile_bytes that bring r0's span within a sector of r's.
+                            let dx_lo = (base + r.lo - s - (tbase + r0.hi)).div_euclid(tile_bytes);
+                            let dx_hi =
+                                (base + r.hi + s - (tbase + r0.lo)).div_euclid(tile_bytes) + 1;
+                            for dx in dx_lo..=dx_hi {
+                                let bx = b[0] as i64 + dx;
+                                if bx < 0 || bx >= grid[0] as i64 || (dx == 0 && dy == 0 && dz == 0)
+                                {
+                                    continue;
                                 }
-                                if delta < 0 {
-                                    self.touch.push((
-                                        -delta,
-                                        a.div_euclid(s),
-                                        (z - 1).div_euclid(s) + 1,
-                                    ));
+                                let nb = [bx as usize, by as usize, bz as usize];
+                                if classes.class_of(nb) != c2 {
+                                    continue;
+                                }
+                                let delta = dx + grid[0] as i64 * (dy + grid[1] as i64 * dz);
+                                let shift = tbase + dx * tile_bytes;
+                                for &(lo, hi) in
+                                    &t2.iv[r0.start as usize..(r0.start + r0.len) as usize]
+                                {
+                                    let (a, z) = (shift + lo, shift + hi);
+                                    if k == 1 {
+                                        self.bytes.push((a, z));
+                                    }
+                                    if delta < 0 {
+                                        self.touch.push((
+                                            -delta,
+                                            a.div_euclid(s),
+                                            (z - 1).div_euclid(s) + 1,
+                                        ));
+                                    }
                                 }
                             }
                         }

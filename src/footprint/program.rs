@@ -59,7 +59,8 @@ impl MemoryProgram {
         if domain.size.contains(&0) {
             return Err(FootprintError::EmptyDomain(*domain));
         }
-        let layouts: Vec<FieldLayout> = kernel.fields.iter().map(|f| f.layout_for(domain)).collect();
+        let layouts: Vec<FieldLayout> =
+            kernel.fields.iter().map(|f| f.layout_for(domain)).collect();
         for (f, l) in kernel.fields.iter().zip(&layouts) {
             let bytes = l.len() as u128 * l.elem_size as u128;
             if bytes >= FIELD_SPACING as u128 {
@@ -151,8 +152,6 @@ impl MemoryProgram {
     /// Whether thread `t` of block `b` at fold point `p` updates a point inside the domain.
     pub fn active(&self, t: [usize; 3], b: [usize; 3], p: [usize; 3]) -> bool {
         let tile = self.config.tile();
-        (0..3).all(|d| {
-            b[d] * tile[d] + t[d] + p[d] * self.config.block[d] < self.domain.size[d]
-        })
+        (0..3).all(|d| b[d] * tile[d] + t[d] + p[d] * self.config.block[d] < self.domain.size[d])
     }
 }

@@ -110,28 +110,40 @@ fn seven_point_star_by_hand() {
     for f in &mut k.fields {
         f.padding = 14;
     }
-    let d = Domain::new3(64, 64, 64);
+    let d = Domain::new3(64, 48, 40);
     // Per warp (32 consecutive x, 256 B): the x-1 access starts at residue 0 (8 sectors, 2 lines);
     // x+1 at residue 16 and the five x+0 accesses (centre, y±1, z±1) at residue 8 (9 sectors,
     // 3 lines each). L1 requests: 8 + 9 + 5·9 = 62 sectors per 32 updates = 62 B/LUP.
     // Wavefronts: loads 2 + 3 + 5·3 = 20, the store 3: 23/32 per update. L2 store: 9 sectors per
     // 32 updates = 9 B/LUP.
-    // DRAM, L2 holding everything: every source row 0..64 × 0..64 reads x ∈ [-1, 65), bytes
-    // [0, 528): 17 sectors; so do the halo rows y = -1, 64 and planes z = -1, 64 (x ∈ [0, 64),
-    // bytes [8, 520)): 17·64·(64 + 4) sectors over 64³ updates = 9.03125 B/LUP. Every destination
-    // row writes bytes [8, 520): 17 sectors (8.5 B/LUP), the first and last partly, which costs
-    // two sector reads per row: + 1 B/LUP of DRAM load.
-    let dram_load = 17.0 * 64.0 * 68.0 * 32.0 / 262144.0 + 1.0;
+    // DRAM, L2 holding everything: every source row (48 × 40 of them) reads x ∈ [-1, 65), bytes
+    // [0, 528): 17 sectors; so do the halo rows y = -1, 48 (2 × 40) and planes z = -1, 40
+    // (2 × 48) with x ∈ [0, 64), bytes [8, 520): 17·(48·40 + 80 + 96) sectors over 64·48·40
+    // updates. Every destination row writes bytes [8, 520): 17 sectors (8.5 B/LUP), the first and
+    // last partly, which costs two sector reads per row: + 1 B/LUP of DRAM load.
+    let dram_load = 17.0 * (48.0 * 40.0 + 176.0) * 32.0 / (64.0 * 48.0 * 40.0) + 1.0;
     // Block (32,1,1): its footprint is the centre row x ∈ [-1, 33), bytes [0, 272): 9 sectors,
     // and rows y±1, z±1 with x ∈ [0, 32), bytes [8, 264): 9 sectors each; 45 sectors per 32
     // updates = 45 B/LUP of L2 load.
     let c = LaunchConfig::new([32, 1, 1], [1; 3]);
-    check(&k, &d, &c, &big(), [62.0, 23.0 / 32.0, 45.0, 9.0, dram_load, 8.5]);
+    check(
+        &k,
+        &d,
+        &c,
+        &big(),
+        [62.0, 23.0 / 32.0, 45.0, 9.0, dram_load, 8.5],
+    );
     // Block (32,4,1): rows y = 0..4 of the centre plane (x ∈ [-1, 33)), y = -1 and y = 4
     // (x ∈ [0, 32)), and four rows in each of planes z±1: 14 rows of 9 sectors per 128 updates
     // = 31.5 B/LUP. The y-neighbours now come from L1.
     let c = LaunchConfig::new([32, 4, 1], [1; 3]);
-    check(&k, &d, &c, &big(), [62.0, 23.0 / 32.0, 31.5, 9.0, dram_load, 8.5]);
+    check(
+        &k,
+        &d,
+        &c,
+        &big(),
+        [62.0, 23.0 / 32.0, 31.5, 9.0, dram_load, 8.5],
+    );
 }
 
 #[test]
@@ -240,10 +252,7 @@ fn reusing_an_estimator_gives_the_same_volumes() {
     };
     let k = shape_kernel("star", &shape, Dtype::F64, "u", "v");
     let d = Domain::new3(640, 512, 512);
-    let p = CacheParams::from_machine(
-        &crate::spec::load_machine("h100-sxm").unwrap(),
-        8,
-    );
+    let p = CacheParams::from_machine(&crate::spec::load_machine("h100-sxm").unwrap(), 8);
     let mut est = Estimator::default();
     let a = LaunchConfig::new([32, 4, 2], [1, 2, 1]);
     let b = LaunchConfig::new([64, 2, 1], [2, 1, 1]);

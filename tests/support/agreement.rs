@@ -82,7 +82,10 @@ pub fn d3q19_pull(layout: Layout) -> Kernel {
     Kernel {
         name: "d3q19_pull".into(),
         dims: 3,
-        fields: vec![field("src", FieldRole::Input), field("dst", FieldRole::Output)],
+        fields: vec![
+            field("src", FieldRole::Input),
+            field("dst", FieldRole::Output),
+        ],
         params: vec![],
         temps: (0..19).map(|q| format!("f{q}")).collect(),
         body,
@@ -174,7 +177,7 @@ pub fn params(l2_bytes: usize) -> CacheParams {
     CacheParams {
         sms: 61,
         blocks_per_sm: 2,
-        l1_bytes: std::env::var("L1KB").ok().and_then(|v| v.parse().ok()).unwrap_or(64) << 10,
+        l1_bytes: 64 << 10,
         l2_bytes,
         sector_bytes: 32,
         line_bytes: 128,
