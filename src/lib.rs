@@ -7,6 +7,7 @@
 pub mod address;
 pub mod config;
 pub mod ir;
+pub mod lbm;
 pub mod machine;
 pub mod reference;
 pub mod runtime;
