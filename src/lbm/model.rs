@@ -111,6 +111,12 @@ pub enum LbmError {
         /// What would be valid.
         valid: &'static str,
     },
+    /// Both τ and ω given.
+    #[error("give either `tau` or `omega` (= 1/τ), not both")]
+    RelaxationTwice,
+    /// Neither τ nor ω given.
+    #[error("missing relaxation time: give `tau` (> 1/2, ν = (τ − 1/2)/3) or `omega` (= 1/τ, in (0, 2))")]
+    MissingRelaxation,
     /// The magic parameter given for SRT.
     #[error(
         "the magic parameter Λ only applies to TRT collision; remove it or set collision = \"trt\""

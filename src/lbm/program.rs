@@ -387,3 +387,137 @@ impl LbmProgram {
         layout.index(at[0], at[1], at[2], slot)
     }
 }
+
+impl LbmProgram {
+    /// One line per phase: copies, kernel with its buffers, and where the populations end up.
+    pub fn describe(&self) -> Vec<String> {
+        let name = |b: usize| self.buffers[b].name.as_str();
+        let copies = |ts: &[Transfer]| -> String {
+            if ts.is_empty() {
+                return String::new();
+            }
+            let parts: Vec<String> = ts
+                .iter()
+                .map(|t| {
+                    let what = match t {
+                        Transfer::Boxes { boxes, .. } => {
+                            format!("periodic exchange ({} boxes", boxes.len())
+                        }
+                        Transfer::Elements { .. } => "bounce-back links (".to_string(),
+                    };
+                    let sep = if matches!(t, Transfer::Boxes { .. }) {
+                        ", "
+                    } else {
+                        ""
+                    };
+                    format!("{what}{sep}{} elements of {})", t.len(), name(t.buffer()))
+                })
+                .collect();
+            parts.join(", then ")
+        };
+        self.cycle
+            .iter()
+            .enumerate()
+            .map(|(t, p)| {
+                let k = &self.kernels[p.kernel];
+                let binds: Vec<String> = k
+                    .fields
+                    .iter()
+                    .zip(&p.bindings)
+                    .map(|(f, b)| format!("{} = {}", f.name, name(*b)))
+                    .collect();
+                let mut s = format!("step {t} mod {}: ", self.cycle.len());
+                let before = copies(&p.before);
+                if !before.is_empty() {
+                    s += &format!("{before}; ");
+                }
+                s += &format!("kernel {}({})", k.name, binds.join(", "));
+                let after = copies(&p.after);
+                if !after.is_empty() {
+                    s += &format!("; {after}");
+                }
+                let kind = match p.state_after.kind {
+                    StateKind::Home => "at home",
+                    StateKind::Gathered => "to be gathered",
+                    StateKind::Swapped => "swapped, to be gathered",
+                };
+                s + &format!(" → populations in {} ({kind})", name(p.state_after.buffer))
+            })
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::lbm::{Collision, LatticeKind};
+    use std::collections::BTreeSet;
+
+    fn flags(d: &Domain) -> Flags {
+        let mut f = Flags::channel(d, 1);
+        f.set(0, 2, 0, WALL);
+        f.set(2, 3, d.size[2] - 1, WALL);
+        f
+    }
+
+    /// Copies of one transfer may run in parallel: no element written twice, none both read and
+    /// written.
+    #[test]
+    fn transfers_are_independent_copies() {
+        for lattice in [LatticeKind::D2Q9, LatticeKind::D3Q27] {
+            for streaming in [Streaming::Pull, Streaming::Push, Streaming::Aa] {
+                let mut s = LbmSpec::new("t", lattice, 0.7);
+                s.collision = Collision::Trt { magic: 0.1875 };
+                s.streaming = streaming;
+                let d = if lattice.dims() == 2 {
+                    Domain::new2(5, 6)
+                } else {
+                    Domain::new3(5, 6, 4)
+                };
+                let p = s.program(&d, Some(flags(&d))).unwrap();
+                assert_eq!(p.cycle.len(), 2);
+                assert_eq!(p.buffers.len(), streaming.arrays());
+                let n = p.layout().len();
+                let mut links = 0;
+                for phase in &p.cycle {
+                    for t in phase.before.iter().chain(&phase.after) {
+                        let pairs = t.pairs();
+                        let src: BTreeSet<usize> = pairs.iter().map(|x| x[0]).collect();
+                        let dst: BTreeSet<usize> = pairs.iter().map(|x| x[1]).collect();
+                        assert_eq!(dst.len(), pairs.len(), "{streaming}: a target twice");
+                        assert!(src.is_disjoint(&dst), "{streaming}: read and written");
+                        assert!(pairs.iter().all(|x| x[0] < n && x[1] < n));
+                        if matches!(t, Transfer::Elements { .. }) {
+                            links += pairs.len();
+                        }
+                    }
+                }
+                assert!(links > 0, "{streaming}: walls make links");
+            }
+        }
+    }
+
+    #[test]
+    fn rejects_foreign_flags_and_bad_values() {
+        let s = LbmSpec::new("t", LatticeKind::D2Q9, 0.7);
+        let d = Domain::new2(4, 4);
+        let other = Flags::fluid(&Domain::new2(4, 5));
+        assert!(matches!(
+            s.program(&d, Some(other)),
+            Err(LbmError::FlagDomain { .. })
+        ));
+        let mut cells = vec![FLUID; 16];
+        cells[5] = 7;
+        assert!(matches!(
+            Flags::from_cells(&d, cells),
+            Err(LbmError::BadFlag {
+                value: 7,
+                cell: [1, 1, 0]
+            })
+        ));
+        assert!(matches!(
+            s.program(&Domain::new3(4, 4, 4), None),
+            Err(LbmError::DomainDims { .. })
+        ));
+    }
+}

@@ -98,6 +98,18 @@ impl Transfer {
         self.len() == 0
     }
 
+    /// Every copy as a `[src, dst]` element index pair (for runtimes that upload index lists and
+    /// run one gather kernel per transfer).
+    pub fn pairs(&self) -> Vec<[usize; 2]> {
+        match self {
+            Transfer::Boxes { boxes, .. } => boxes
+                .iter()
+                .flat_map(|b| b.pairs().map(|(s, d)| [s, d]))
+                .collect(),
+            Transfer::Elements { pairs, .. } => pairs.clone(),
+        }
+    }
+
     /// Executes the copies on CPU arrays (`buffers` indexed like the program's buffers).
     pub fn apply<T: Real>(&self, buffers: &mut [FieldArray<T>]) {
         let data = buffers[self.buffer()].as_mut_slice();
@@ -298,6 +310,13 @@ mod tests {
         let fill = periodic_fill(&k, 0, &d, 0).unwrap();
         assert_eq!(fill.len(), 2 * 5 + 2 * 3 + 4, "faces and corners");
         fill.apply(&mut arrays);
+        let pairs = fill.pairs();
+        let (src, dst): (BTreeSet<usize>, BTreeSet<usize>) = (
+            pairs.iter().map(|p| p[0]).collect(),
+            pairs.iter().map(|p| p[1]).collect(),
+        );
+        assert_eq!(dst.len(), pairs.len(), "each ghost element is written once");
+        assert!(src.is_disjoint(&dst), "no element is both read and written");
         crate::reference::run(&k, &d, &mut arrays).unwrap();
         let u = &arrays[0];
         for y in 0..3i64 {
