@@ -22,8 +22,10 @@
 //! fluid–wall link, built on the host from the flags (as lbmpy and waLBerla do with index lists).
 //! So the bulk kernel stays the benchmark kernel, costs nothing in cells away from walls, and the
 //! in-place AA kernels keep their race freedom. Wall cells are updated by the kernels like fluid
-//! cells (their values are never read by fluid cells; every slot a fluid cell reads from a wall is
-//! overwritten by a link copy first).
+//! cells, but their values never reach a fluid cell: every slot a fluid cell reads from a wall is
+//! overwritten by a link copy first. So values inside walls mean nothing (under a body force, deep
+//! inside thick walls, they may even grow without bound); compare runs on fluid cells only, through
+//! [`LbmProgram::element`] (as `Simulation::populations` does).
 
 use super::lattice::Lattice;
 use super::model::{LbmError, LbmSpec, Streaming};
