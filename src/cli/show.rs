@@ -90,11 +90,12 @@ pub fn run(a: &ShowArgs, out: &mut impl Write) -> Result<(), CliError> {
     for i in 0..k.body.len() {
         writeln!(out, "  {}", k.statement_source(i))?;
     }
+    let plural = |n: usize, w: &str| format!("{n} {w}{}", if n == 1 { "" } else { "s" });
     writeln!(
         out,
-        "accesses: {} loads, {} stores",
-        loads.len(),
-        stores.len()
+        "accesses: {}, {}",
+        plural(loads.len(), "load"),
+        plural(stores.len(), "store")
     )?;
     for (kind, list) in [("load ", &loads), ("store", &stores)] {
         for acc in list.iter() {

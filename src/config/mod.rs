@@ -1,4 +1,8 @@
-//! Launch configurations: block size and thread folding.
+//! Launch configurations: block size and thread folding, and the space of them.
+
+mod space;
+
+pub use space::{check_legal, enumerate, Illegal, SpaceOptions};
 
 use crate::ir::Domain;
 use serde::{Deserialize, Serialize};
