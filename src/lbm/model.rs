@@ -240,11 +240,13 @@ impl LbmSpec {
             }
         }
         for &f in &self.force {
-            if !f.is_finite() {
+            // Lattice units: a force of order 1 per cell and step is far beyond any stable run,
+            // and larger ones would overflow the folded constants.
+            if !(f.is_finite() && f.abs() < 1.0) {
                 return Err(LbmError::BadNumber {
                     key: "force",
                     value: f,
-                    valid: "finite components",
+                    valid: "finite components below 1 in magnitude (lattice units; typical runs use 1e-6 to 1e-4)",
                 });
             }
         }
@@ -349,6 +351,11 @@ mod tests {
         assert!(matches!(
             s.check_domain(&Domain::new2(4, 4)),
             Err(LbmError::DomainDims { .. })
+        ));
+        s.force = [2.0, 0.0, 0.0];
+        assert!(matches!(
+            s.validate(),
+            Err(LbmError::BadNumber { key: "force", .. })
         ));
         let mut s2 = LbmSpec::new("k", LatticeKind::D2Q9, 0.6);
         s2.force = [0.0, 0.0, 1e-5];
