@@ -5,7 +5,9 @@
 //! `reference` as the correctness oracle for everything that is emitted.
 
 pub mod address;
+pub mod cachesim;
 pub mod config;
+pub mod footprint;
 pub mod ir;
 pub mod lbm;
 pub mod machine;

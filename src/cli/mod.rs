@@ -1,6 +1,7 @@
 //! Subcommands of the `stencilscope` binary; each turns library errors into one message.
 
 mod show;
+mod volumes;
 
 use clap::{Parser, Subcommand, ValueEnum};
 use stencilscope::ir::Dtype;
@@ -19,6 +20,9 @@ enum Command {
     /// Print a parsed kernel (stencil or LBM file): fields, accesses, flops and minimal bytes per
     /// lattice update.
     Show(show::ShowArgs),
+    /// Data volumes per memory level (B/LUP) of one launch configuration, next to the minimum;
+    /// `--simulate` adds the exact cache simulator's figures.
+    Volumes(volumes::VolumesArgs),
 }
 
 /// Element type as given on the command line.
@@ -51,6 +55,15 @@ pub enum CliError {
     /// An LBM variant could not be turned into its time loop.
     #[error(transparent)]
     Lbm(#[from] stencilscope::lbm::LbmError),
+    /// A machine file or preset was rejected.
+    #[error(transparent)]
+    Machine(#[from] stencilscope::spec::MachineError),
+    /// The volumes could not be computed.
+    #[error(transparent)]
+    Footprint(#[from] stencilscope::footprint::FootprintError),
+    /// Inconsistent command-line arguments.
+    #[error("{0}")]
+    Usage(String),
     /// JSON serialisation failed.
     #[error("cannot serialise to JSON: {0}")]
     Json(#[from] serde_json::Error),
@@ -60,6 +73,7 @@ pub enum CliError {
 pub fn run(cli: Cli) -> Result<(), CliError> {
     match cli.command {
         Command::Show(a) => show::run(&a, &mut std::io::stdout().lock()),
+        Command::Volumes(a) => volumes::run(&a, &mut std::io::stdout().lock()),
     }
 }
 
@@ -82,7 +96,7 @@ impl From<StepArg> for stencilscope::lbm::Step {
 }
 
 /// Loads a stencil or LBM file (its primary kernel) and applies a dtype override.
-#[allow(dead_code)] // the entry point of subcommands that need no step choice
+#[allow(dead_code)] // the entry point for subcommands without a step choice (emit, run, rank)
 fn load(
     path: &std::path::Path,
     dtype: Option<DtypeArg>,

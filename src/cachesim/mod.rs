@@ -1,0 +1,373 @@
+//! An exact, slow, trace-driven simulator of the memory system that `footprint` models: the oracle
+//! for the visitor's assumptions, for small domains only.
+//!
+//! Blocks go to SMs in launch order (block `i` of a wave to SM `i mod SMs`, up to `blocks_per_sm`
+//! each); all warps execute in lockstep, instruction by instruction (SM by SM, block by block, warp by
+//! warp within one step), so a wave's blocks finish together and the next wave starts. Each SM has an
+//! LRU L1 of 128 B lines with 32 B sectors filled sector by sector; one shared L2 is LRU at sector
+//! granularity. Loads go through L1; stores are written through to L2 (they update a present L1
+//! sector, but allocate none). L2 write-allocates with a byte mask: a dirty sector costs a DRAM write
+//! when evicted or at the end, and one not fully written (nor filled by a read) also a DRAM read.
+
+use crate::config::LaunchConfig;
+use crate::footprint::{CacheParams, DataVolumes, FootprintError, MemoryProgram};
+use crate::ir::{AccessKind, Domain, Kernel};
+use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
+
+/// The most lane accesses a simulation may take (keeps accidental huge runs from hanging).
+pub const MAX_LANE_ACCESSES: u64 = 400_000_000;
+
+/// A multiplicative hasher for integer keys (the std SipHash dominates the run time otherwise).
+#[derive(Default)]
+struct IntHasher(u64);
+
+impl Hasher for IntHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for b in bytes {
+            self.0 = (self.0.rotate_left(8) ^ *b as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        }
+    }
+    fn write_u64(&mut self, n: u64) {
+        self.0 = (n ^ (n >> 29)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    }
+}
+
+type IntMap<V> = HashMap<u64, V, BuildHasherDefault<IntHasher>>;
+
+const NIL: u32 = u32::MAX;
+
+/// An LRU set of keys with a value each: slab plus intrusive list, most recent at the head.
+struct Lru<V: Copy> {
+    map: IntMap<u32>,
+    keys: Vec<u64>,
+    vals: Vec<V>,
+    prev: Vec<u32>,
+    next: Vec<u32>,
+    head: u32,
+    tail: u32,
+    capacity: usize,
+}
+
+impl<V: Copy> Lru<V> {
+    fn new(capacity: usize) -> Lru<V> {
+        Lru {
+            map: IntMap::default(),
+            keys: Vec::new(),
+            vals: Vec::new(),
+            prev: Vec::new(),
+            next: Vec::new(),
+            head: NIL,
+            tail: NIL,
+            capacity: capacity.max(1),
+        }
+    }
+
+    fn unlink(&mut self, i: u32) {
+        let (p, n) = (self.prev[i as usize], self.next[i as usize]);
+        if p != NIL {
+            self.next[p as usize] = n;
+        } else {
+            self.head = n;
+        }
+        if n != NIL {
+            self.prev[n as usize] = p;
+        } else {
+            self.tail = p;
+        }
+    }
+
+    fn push_front(&mut self, i: u32) {
+        self.prev[i as usize] = NIL;
+        self.next[i as usize] = self.head;
+        if self.head != NIL {
+            self.prev[self.head as usize] = i;
+        }
+        self.head = i;
+        if self.tail == NIL {
+            self.tail = i;
+        }
+    }
+
+    /// The value of `key`, made most recent.
+    fn touch(&mut self, key: u64) -> Option<&mut V> {
+        let i = *self.map.get(&key)?;
+        self.unlink(i);
+        self.push_front(i);
+        Some(&mut self.vals[i as usize])
+    }
+
+    /// The value of `key` without changing the order.
+    fn peek(&mut self, key: u64) -> Option<&mut V> {
+        let i = *self.map.get(&key)?;
+        Some(&mut self.vals[i as usize])
+    }
+
+    /// Inserts an absent `key` as most recent; returns the evicted entry, if any.
+    fn insert(&mut self, key: u64, val: V) -> Option<(u64, V)> {
+        let mut evicted = None;
+        let slot = if self.keys.len() < self.capacity {
+            self.keys.push(key);
+            self.vals.push(val);
+            self.prev.push(NIL);
+            self.next.push(NIL);
+            (self.keys.len() - 1) as u32
+        } else {
+            let t = self.tail;
+            self.unlink(t);
+            let old = self.keys[t as usize];
+            self.map.remove(&old);
+            evicted = Some((old, self.vals[t as usize]));
+            self.keys[t as usize] = key;
+            self.vals[t as usize] = val;
+            t
+        };
+        self.map.insert(key, slot);
+        self.push_front(slot);
+        evicted
+    }
+
+    fn drain(&self) -> impl Iterator<Item = V> + '_ {
+        self.map.values().map(|i| self.vals[*i as usize])
+    }
+}
+
+#[derive(Clone, Copy)]
+struct L2Sector {
+    dirty: bool,
+    /// Bytes holding valid data (all for a sector read from DRAM).
+    valid: u64,
+}
+
+/// Raw event counts of a simulation, in sectors, lines and wavefronts.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct SimCounts {
+    /// Sectors requested from L1 by load instructions (per warp instruction, distinct).
+    pub l1_load_sectors: u64,
+    /// L1 wavefronts of load and store instructions.
+    pub l1_wavefronts: u64,
+    /// Sectors that missed in L1 (requested from L2).
+    pub l2_load_sectors: u64,
+    /// Sectors stored to L2 (per warp store instruction, distinct).
+    pub l2_store_sectors: u64,
+    /// Sectors read from DRAM (L2 load misses and fills of partly written sectors).
+    pub dram_load_sectors: u64,
+    /// Sectors written to DRAM.
+    pub dram_store_sectors: u64,
+}
+
+struct Sim<'a> {
+    p: &'a CacheParams,
+    l1: Vec<Lru<u64>>,
+    l2: Lru<L2Sector>,
+    c: SimCounts,
+    full: u64,
+}
+
+impl Sim<'_> {
+    fn l2_evicted(&mut self, s: L2Sector) {
+        if s.dirty {
+            self.c.dram_store_sectors += 1;
+            if s.valid != self.full {
+                self.c.dram_load_sectors += 1;
+            }
+        }
+    }
+
+    fn l2_read(&mut self, sector: u64) {
+        let full = self.full;
+        if let Some(s) = self.l2.touch(sector) {
+            if s.valid != full {
+                s.valid = full;
+                self.c.dram_load_sectors += 1;
+            }
+            return;
+        }
+        self.c.dram_load_sectors += 1;
+        if let Some((_, e)) = self.l2.insert(
+            sector,
+            L2Sector {
+                dirty: false,
+                valid: full,
+            },
+        ) {
+            self.l2_evicted(e);
+        }
+    }
+
+    fn l2_write(&mut self, sector: u64, mask: u64) {
+        if let Some(s) = self.l2.touch(sector) {
+            s.valid |= mask;
+            s.dirty = true;
+            return;
+        }
+        if let Some((_, e)) = self.l2.insert(
+            sector,
+            L2Sector {
+                dirty: true,
+                valid: mask,
+            },
+        ) {
+            self.l2_evicted(e);
+        }
+    }
+
+    fn load(&mut self, sm: usize, sector: u64) {
+        let per_line = (self.p.line_bytes / self.p.sector_bytes) as u64;
+        let line = sector / per_line;
+        let bit = 1u64 << (sector % per_line);
+        match self.l1[sm].touch(line) {
+            Some(m) if *m & bit != 0 => return,
+            Some(m) => *m |= bit,
+            None => {
+                self.l1[sm].insert(line, bit);
+            }
+        }
+        self.c.l2_load_sectors += 1;
+        self.l2_read(sector);
+    }
+
+    fn store(&mut self, sm: usize, sector: u64, mask: u64) {
+        let per_line = (self.p.line_bytes / self.p.sector_bytes) as u64;
+        // Write-through: a present L1 sector is updated in place (no state change needed); nothing
+        // is allocated.
+        let _ = self.l1[sm].peek(sector / per_line);
+        self.c.l2_store_sectors += 1;
+        self.l2_write(sector, mask);
+    }
+}
+
+/// Simulates one sweep and returns the raw counts.
+pub fn simulate_counts(
+    kernel: &Kernel,
+    domain: &Domain,
+    config: &LaunchConfig,
+    params: &CacheParams,
+) -> Result<SimCounts, FootprintError> {
+    params.check()?;
+    let prog = MemoryProgram::new(kernel, domain, config)?;
+    let elem = prog.layouts.iter().map(|l| l.elem_size).max().unwrap_or(1);
+    if params.sector_bytes > 64 || params.sector_bytes % elem != 0 {
+        return Err(FootprintError::BadParams(format!(
+            "the simulator needs sectors of at most 64 bytes holding whole elements (sector {} B, element {elem} B)",
+            params.sector_bytes
+        )));
+    }
+    let nblocks = config.blocks(domain);
+    let threads = config.threads();
+    let lane_accesses =
+        (nblocks * threads * config.points_per_thread()) as u64 * prog.instructions.len() as u64;
+    if lane_accesses > MAX_LANE_ACCESSES {
+        return Err(FootprintError::TooLargeToSimulate(lane_accesses));
+    }
+    let grid = config.grid(domain);
+    let sector = params.sector_bytes as i64;
+    let line = params.line_bytes as i64;
+    let mut sim = Sim {
+        p: params,
+        l1: (0..params.sms)
+            .map(|_| Lru::new(params.l1_bytes / params.line_bytes))
+            .collect(),
+        l2: Lru::new(params.l2_bytes / params.sector_bytes),
+        c: SimCounts::default(),
+        full: if params.sector_bytes == 64 {
+            u64::MAX
+        } else {
+            (1u64 << params.sector_bytes) - 1
+        },
+    };
+    let warp = params.warp_size;
+    let nwarps = threads.div_ceil(warp);
+    let wave = params.sms * params.blocks_per_sm;
+    let folds: Vec<[usize; 3]> = prog.fold_points().collect();
+    let mut addrs: Vec<(i64, u64)> = Vec::with_capacity(warp);
+    let mut lines: Vec<i64> = Vec::with_capacity(warp);
+    let mut wave_blocks: Vec<(usize, [usize; 3])> = Vec::new();
+    for start in (0..nblocks).step_by(wave) {
+        wave_blocks.clear();
+        for id in start..(start + wave).min(nblocks) {
+            let b = [
+                id % grid[0],
+                (id / grid[0]) % grid[1],
+                id / (grid[0] * grid[1]),
+            ];
+            wave_blocks.push(((id - start) % params.sms, b));
+        }
+        // Issue order within a step: SM by SM, then the SM's blocks in launch order.
+        wave_blocks.sort_by_key(|(sm, _)| *sm);
+        for p in &folds {
+            for ins in &prog.instructions {
+                let esz = prog.layouts[ins.field].elem_size as i64;
+                for &(sm, b) in &wave_blocks {
+                    for w in 0..nwarps {
+                        addrs.clear();
+                        for l in w * warp..((w + 1) * warp).min(threads) {
+                            let t = prog.thread(l);
+                            if !prog.active(t, b, *p) {
+                                continue;
+                            }
+                            let a = ins.address.eval(&MemoryProgram::vars(t, b, *p));
+                            let off = a.rem_euclid(sector);
+                            let mask = ((1u64 << esz) - 1) << off;
+                            addrs.push((a.div_euclid(sector), mask));
+                        }
+                        if addrs.is_empty() {
+                            continue;
+                        }
+                        let bytes = addrs.len() as i64 * esz;
+                        addrs.sort_unstable_by_key(|x| x.0);
+                        lines.clear();
+                        lines.extend(addrs.iter().map(|x| x.0 * sector / line));
+                        lines.dedup();
+                        sim.c.l1_wavefronts +=
+                            (lines.len() as i64).max((bytes + line - 1) / line) as u64;
+                        let mut i = 0;
+                        while i < addrs.len() {
+                            let s = addrs[i].0;
+                            let mut mask = 0;
+                            while i < addrs.len() && addrs[i].0 == s {
+                                mask |= addrs[i].1;
+                                i += 1;
+                            }
+                            match ins.kind {
+                                AccessKind::Load => {
+                                    sim.c.l1_load_sectors += 1;
+                                    sim.load(sm, s as u64);
+                                }
+                                AccessKind::Store => sim.store(sm, s as u64, mask),
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+    let rest: Vec<L2Sector> = sim.l2.drain().collect();
+    for s in rest {
+        sim.l2_evicted(s);
+    }
+    Ok(sim.c)
+}
+
+/// Simulates one sweep and returns the volumes per lattice update, as `footprint` defines them.
+pub fn simulate(
+    kernel: &Kernel,
+    domain: &Domain,
+    config: &LaunchConfig,
+    params: &CacheParams,
+) -> Result<DataVolumes, FootprintError> {
+    let c = simulate_counts(kernel, domain, config, params)?;
+    let n = domain.points() as f64;
+    let s = params.sector_bytes as f64;
+    Ok(DataVolumes {
+        l1_load_requests: c.l1_load_sectors as f64 * s / n,
+        l1_wavefronts: c.l1_wavefronts as f64 / n,
+        l2_load: c.l2_load_sectors as f64 * s / n,
+        l2_store: c.l2_store_sectors as f64 * s / n,
+        dram_load: c.dram_load_sectors as f64 * s / n,
+        dram_store: c.dram_store_sectors as f64 * s / n,
+    })
+}

@@ -1,0 +1,167 @@
+use super::{load_step, CliError, DtypeArg, StepArg};
+use clap::Args;
+use std::io::Write;
+use std::path::PathBuf;
+use stencilscope::cachesim;
+use stencilscope::config::LaunchConfig;
+use stencilscope::footprint::{self, CacheParams};
+use stencilscope::ir::Domain;
+use stencilscope::spec::load_machine;
+
+/// Arguments of `stencilscope volumes`.
+#[derive(Debug, Args)]
+pub struct VolumesArgs {
+    /// Stencil or LBM definition file (TOML).
+    file: PathBuf,
+    /// For an LBM file with AA streaming: which step's kernel (default: odd).
+    #[arg(long, value_enum)]
+    step: Option<StepArg>,
+    /// Machine: a preset name (v100, a100-40gb, h100-sxm, h200) or a machine file.
+    #[arg(long)]
+    machine: String,
+    /// Domain size, e.g. `256,128,128` (default: the file's domain).
+    #[arg(long, value_delimiter = ',')]
+    domain: Option<Vec<usize>>,
+    /// Threads per block, e.g. `32,4,1` (2 entries for 2D kernels).
+    #[arg(long, value_delimiter = ',', required = true)]
+    block: Vec<usize>,
+    /// Points per thread, e.g. `1,2,1` (default: no folding).
+    #[arg(long, value_delimiter = ',')]
+    fold: Option<Vec<usize>>,
+    /// Element type, overriding the file's.
+    #[arg(long, value_enum)]
+    dtype: Option<DtypeArg>,
+    /// Registers per thread for the occupancy calculation.
+    #[arg(long, default_value_t = 32)]
+    registers: usize,
+    /// Resident blocks per SM, overriding the occupancy calculation.
+    #[arg(long)]
+    blocks_per_sm: Option<usize>,
+    /// Also run the exact cache simulator (small domains only) and print its figures alongside.
+    #[arg(long)]
+    simulate: bool,
+}
+
+fn triple(v: &[usize], what: &str) -> Result<[usize; 3], CliError> {
+    match *v {
+        [x, y] => Ok([x, y, 1]),
+        [x, y, z] => Ok([x, y, z]),
+        _ => Err(CliError::Usage(format!(
+            "--{what} takes 2 or 3 comma-separated numbers, got {}",
+            v.len()
+        ))),
+    }
+}
+
+pub fn run(a: &VolumesArgs, out: &mut impl Write) -> Result<(), CliError> {
+    let def = load_step(&a.file, a.dtype, a.step)?;
+    let k = &def.kernel;
+    let machine = load_machine(&a.machine)?;
+    let domain = match &a.domain {
+        Some(d) => Domain::from_slice(d)
+            .ok_or_else(|| CliError::Usage("--domain takes 2 or 3 numbers".into()))?,
+        None => def.domain.ok_or_else(|| {
+            CliError::Usage(format!(
+                "{} gives no domain; pass --domain",
+                a.file.display()
+            ))
+        })?,
+    };
+    let block = triple(&a.block, "block")?;
+    let fold = match &a.fold {
+        Some(f) => triple(f, "fold")?,
+        None => [1, 1, 1],
+    };
+    let config = LaunchConfig::new(block, fold);
+    config
+        .check(k.dims)
+        .map_err(|e| CliError::Footprint(e.into()))?;
+    let bps = match a.blocks_per_sm {
+        Some(0) => return Err(CliError::Usage("--blocks-per-sm must be at least 1".into())),
+        Some(b) => b,
+        None => {
+            let occ = machine.occupancy(config.threads(), a.registers, 0);
+            if occ.blocks_per_sm == 0 {
+                return Err(CliError::Usage(format!(
+                    "{} threads per block with {} registers each cannot run on {} ({:?})",
+                    config.threads(),
+                    a.registers,
+                    machine.name,
+                    occ.limiter
+                )));
+            }
+            occ.blocks_per_sm
+        }
+    };
+    let params = CacheParams::from_machine(&machine, bps);
+    let est = footprint::estimate(k, &config, &domain, &params)?;
+    let sim = if a.simulate {
+        Some(cachesim::simulate(k, &domain, &config, &params)?)
+    } else {
+        None
+    };
+    let (min_load, min_store) = footprint::minimal_volumes(k);
+    writeln!(
+        out,
+        "{} ({}) on {}, domain {domain}, {config}, {bps} block(s) per SM",
+        k.name,
+        k.dtype(),
+        machine.name
+    )?;
+    write!(out, "{:<18} {:>12} {:>12}", "level", "estimate", "minimal")?;
+    if sim.is_some() {
+        write!(out, " {:>12} {:>9}", "simulated", "est/sim")?;
+    }
+    writeln!(out)?;
+    let line = params.line_bytes as f64;
+    let rows = |v: &footprint::DataVolumes| {
+        [
+            v.l1_load_requests,
+            v.l1_wavefronts * line,
+            v.l2_load,
+            v.l2_store,
+            v.dram_load,
+            v.dram_store,
+        ]
+    };
+    let names = [
+        "L1 load requests",
+        "L1 wavefronts",
+        "L2 load",
+        "L2 store",
+        "DRAM load",
+        "DRAM store",
+    ];
+    let minimal = [
+        min_load,
+        (min_load + min_store),
+        min_load,
+        min_store,
+        min_load,
+        min_store,
+    ];
+    let e = rows(&est);
+    let s = sim.as_ref().map(rows);
+    for i in 0..6 {
+        write!(
+            out,
+            "{:<18} {:>8.2} B/LUP {:>6.2} B/LUP",
+            names[i], e[i], minimal[i]
+        )?;
+        if let Some(s) = &s {
+            let ratio = if s[i] > 0.0 {
+                format!("{:.3}", e[i] / s[i])
+            } else {
+                "-".into()
+            };
+            write!(out, " {:>6.2} B/LUP {ratio:>9}", s[i])?;
+        }
+        writeln!(out)?;
+    }
+    writeln!(
+        out,
+        "(L1 wavefronts as wavefronts x {} B: {:.4} wavefronts/LUP)",
+        params.line_bytes, est.l1_wavefronts
+    )?;
+    Ok(())
+}

@@ -1,0 +1,304 @@
+//! The footprint visitor: per-level data volumes (bytes per lattice update) of a kernel under a
+//! launch configuration, computed from the same address expressions the emitters print.
+//!
+//! Nothing here enumerates the grid. Per-warp volumes (L1 requests and wavefronts, L2 stores) come
+//! from the distinct lane patterns of one block, combined with the distribution of block base
+//! addresses modulo the line size (exact for every block, including partial tiles at the domain
+//! edges, which form their own classes). Per-block volumes (L2 loads, DRAM) come from one
+//! representative block per position class (first, interior, last along each axis), whose footprint
+//! is a union of byte intervals per row; the neighbours it shares sectors with are found by row, not
+//! by hashing addresses. See `DESIGN.md` and the module docs of `warp` and `block` for the model.
+
+mod block;
+mod program;
+mod warp;
+
+pub use program::{Instruction, MemoryProgram, FIELD_SPACING};
+
+use crate::config::{ConfigError, LaunchConfig};
+use crate::ir::{AccessKind, Domain, Kernel};
+use crate::machine::MachineModel;
+use serde::{Deserialize, Serialize};
+
+/// The memory-system parameters the visitor needs (kept free of `machine` on purpose).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CacheParams {
+    /// Streaming multiprocessors.
+    pub sms: usize,
+    /// Resident blocks per SM for this launch (from the occupancy calculation).
+    pub blocks_per_sm: usize,
+    /// Usable L1 bytes per SM.
+    pub l1_bytes: usize,
+    /// Effective L2 bytes (the half a single SM's data lives in, on split-L2 parts).
+    pub l2_bytes: usize,
+    /// Sector size in bytes (32 on NVIDIA).
+    pub sector_bytes: usize,
+    /// L1 line size in bytes (128 on NVIDIA).
+    pub line_bytes: usize,
+    /// Threads per warp.
+    pub warp_size: usize,
+}
+
+impl CacheParams {
+    /// The parameters of `machine` for a launch with `blocks_per_sm` resident blocks per SM; the
+    /// L2 capacity is the effective one.
+    pub fn from_machine(machine: &MachineModel, blocks_per_sm: usize) -> CacheParams {
+        CacheParams {
+            sms: machine.sms,
+            blocks_per_sm,
+            l1_bytes: machine.l1_bytes,
+            l2_bytes: machine.l2_effective_bytes,
+            sector_bytes: machine.sector_bytes,
+            line_bytes: machine.line_bytes,
+            warp_size: machine.warp_size,
+        }
+    }
+
+    /// Checks that every size is positive and the granularities nest.
+    pub fn check(&self) -> Result<(), FootprintError> {
+        let bad = |m: String| Err(FootprintError::BadParams(m));
+        for (name, v) in [
+            ("sms", self.sms),
+            ("blocks_per_sm", self.blocks_per_sm),
+            ("l1_bytes", self.l1_bytes),
+            ("l2_bytes", self.l2_bytes),
+            ("sector_bytes", self.sector_bytes),
+            ("line_bytes", self.line_bytes),
+            ("warp_size", self.warp_size),
+        ] {
+            if v == 0 {
+                return bad(format!("{name} must be positive"));
+            }
+        }
+        if !self.sector_bytes.is_power_of_two() || !self.line_bytes.is_power_of_two() {
+            return bad(format!(
+                "sector_bytes ({}) and line_bytes ({}) must be powers of two",
+                self.sector_bytes, self.line_bytes
+            ));
+        }
+        if self.line_bytes < self.sector_bytes || self.line_bytes / self.sector_bytes > 64 {
+            return bad(format!(
+                "line_bytes ({}) must hold 1 to 64 sectors of {} bytes",
+                self.line_bytes, self.sector_bytes
+            ));
+        }
+        if self.line_bytes > 4096 {
+            return bad(format!("line_bytes ({}) above 4096", self.line_bytes));
+        }
+        Ok(())
+    }
+}
+
+/// Data volumes of one sweep, per lattice update.
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
+pub struct DataVolumes {
+    /// Bytes requested from L1 by loads: per warp load instruction, distinct sectors.
+    pub l1_load_requests: f64,
+    /// L1 wavefronts (a count, not bytes) of load and store instructions: per warp instruction,
+    /// distinct lines, at least its bytes over the line size.
+    pub l1_wavefronts: f64,
+    /// Bytes loaded from L2 (L1 misses).
+    pub l2_load: f64,
+    /// Bytes stored to L2: per warp store instruction, distinct sectors.
+    pub l2_store: f64,
+    /// Bytes loaded from DRAM (L2 misses and fills of partly written sectors).
+    pub dram_load: f64,
+    /// Bytes stored to DRAM: distinct sectors written.
+    pub dram_store: f64,
+}
+
+/// Why volumes cannot be computed.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum FootprintError {
+    /// The launch configuration does not fit the kernel.
+    #[error(transparent)]
+    Config(#[from] ConfigError),
+    /// Kernel and domain disagree on the dimensions.
+    #[error("the kernel is {kernel}D but the domain is {domain}D")]
+    DomainDims {
+        /// Kernel dimensions.
+        kernel: usize,
+        /// Domain dimensions.
+        domain: usize,
+    },
+    /// A domain without points.
+    #[error("domain {0} has no points; every extent must be at least 1")]
+    EmptyDomain(Domain),
+    /// A field larger than the address space reserved per field.
+    #[error("field `{field}` needs {bytes} bytes, more than the 1 TiB modelled per buffer")]
+    FieldTooLarge {
+        /// Field name.
+        field: String,
+        /// Its size.
+        bytes: u128,
+    },
+    /// An access to a field index that does not exist.
+    #[error("access to unknown field #{0}")]
+    UnknownField(usize),
+    /// A component beyond the field's index dimension.
+    #[error("access to component {index} of `{field}`, which does not exist")]
+    BadComponent {
+        /// Field name.
+        field: String,
+        /// Component.
+        index: usize,
+    },
+    /// An offset reaching past the ghost layers.
+    #[error("access to `{field}` at offset {offset:?} reaches past its {ghost} ghost layer(s)")]
+    OffsetBeyondGhost {
+        /// Field name.
+        field: String,
+        /// Offset.
+        offset: [i32; 3],
+        /// Ghost layers.
+        ghost: usize,
+    },
+    /// The kernel touches no memory.
+    #[error("the kernel has no memory access")]
+    NoAccesses,
+    /// Inconsistent cache parameters.
+    #[error("invalid cache parameters: {0}")]
+    BadParams(String),
+    /// A simulation that would take too long.
+    #[error("{0} lane accesses are too many to simulate; use a smaller domain")]
+    TooLargeToSimulate(u64),
+}
+
+/// Computes the data volumes of one sweep of `kernel` launched with `config` on `domain`
+/// (allocating a fresh [`Estimator`]; reuse one to rank many configurations).
+pub fn estimate(
+    kernel: &Kernel,
+    config: &LaunchConfig,
+    domain: &Domain,
+    params: &CacheParams,
+) -> Result<DataVolumes, FootprintError> {
+    Estimator::default().estimate(kernel, domain, config, params)
+}
+
+/// As [`estimate`], with the arguments in the order of the simulator's functions.
+pub fn data_volumes(
+    kernel: &Kernel,
+    domain: &Domain,
+    config: &LaunchConfig,
+    params: &CacheParams,
+) -> Result<DataVolumes, FootprintError> {
+    Estimator::default().estimate(kernel, domain, config, params)
+}
+
+/// The minimal volumes: every loaded component read once, every stored one written once (B/LUP).
+pub fn minimal_volumes(kernel: &Kernel) -> (f64, f64) {
+    let bytes = |kind| -> f64 {
+        let mut comps: Vec<(usize, usize)> = kernel
+            .distinct_accesses(kind)
+            .iter()
+            .map(|a| (a.field, a.index))
+            .collect();
+        comps.dedup();
+        comps
+            .iter()
+            .map(|(f, _)| kernel.fields[*f].dtype.size() as f64)
+            .sum()
+    };
+    (bytes(AccessKind::Load), bytes(AccessKind::Store))
+}
+
+/// A reusable estimator: holds the scratch buffers so that ranking many configurations allocates
+/// only while the buffers grow.
+#[derive(Debug, Default)]
+pub struct Estimator {
+    warp: warp::WarpScratch,
+    block: block::BlockScratch,
+}
+
+impl Estimator {
+    /// Computes the data volumes of one sweep of `kernel` on `domain` launched with `config`.
+    pub fn estimate(
+        &mut self,
+        kernel: &Kernel,
+        domain: &Domain,
+        config: &LaunchConfig,
+        params: &CacheParams,
+    ) -> Result<DataVolumes, FootprintError> {
+        params.check()?;
+        let prog = MemoryProgram::new(kernel, domain, config)?;
+        self.estimate_program(&prog, params)
+    }
+
+    /// As [`Estimator::estimate`], for a program built already.
+    pub fn estimate_program(
+        &mut self,
+        prog: &MemoryProgram,
+        params: &CacheParams,
+    ) -> Result<DataVolumes, FootprintError> {
+        params.check()?;
+        let classes = SizeClasses::new(&prog.config, &prog.domain);
+        let w = self.warp.run(prog, params, &classes);
+        let b = self
+            .block
+            .run(prog, params, &classes, &w.load_sectors_per_block);
+        let n = prog.updates();
+        let s = params.sector_bytes as f64;
+        Ok(DataVolumes {
+            l1_load_requests: w.load_sectors * s / n,
+            l1_wavefronts: w.wavefronts / n,
+            l2_load: b.l2_load_sectors * s / n,
+            l2_store: w.store_sectors * s / n,
+            dram_load: b.dram_load_sectors * s / n,
+            dram_store: b.dram_store_sectors * s / n,
+        })
+    }
+}
+
+/// Blocks of equal valid extent: per axis, the full tiles and (if the domain is not a multiple of
+/// the tile) the last, partial one.
+#[derive(Debug, Clone)]
+pub(crate) struct SizeClasses {
+    /// Per axis: `(valid extent, first block, end block)` of each class (1 or 2 entries).
+    pub axes: [Vec<(usize, usize, usize)>; 3],
+    /// Blocks per axis.
+    pub grid: [usize; 3],
+    /// Tile per axis.
+    pub tile: [usize; 3],
+}
+
+impl SizeClasses {
+    fn new(config: &LaunchConfig, domain: &Domain) -> SizeClasses {
+        let tile = config.tile();
+        let grid = config.grid(domain);
+        let axes = std::array::from_fn(|d| {
+            let rem = domain.size[d] - (grid[d] - 1) * tile[d];
+            if rem == tile[d] {
+                vec![(tile[d], 0, grid[d])]
+            } else if grid[d] == 1 {
+                vec![(rem, 0, 1)]
+            } else {
+                vec![(tile[d], 0, grid[d] - 1), (rem, grid[d] - 1, grid[d])]
+            }
+        });
+        SizeClasses { axes, grid, tile }
+    }
+
+    /// Index of the size class (`cx + 2·cy + 4·cz`) of the block at grid position `b`.
+    pub fn class_of(&self, b: [usize; 3]) -> usize {
+        (0..3)
+            .map(|d| {
+                let a = &self.axes[d];
+                let c = usize::from(a.len() == 2 && b[d] + 1 == self.grid[d]);
+                c << d
+            })
+            .sum()
+    }
+
+    /// The valid extents of size class `c`, or `None` where the class does not exist.
+    pub fn extent(&self, c: usize) -> Option<[usize; 3]> {
+        let mut e = [0; 3];
+        for (d, ed) in e.iter_mut().enumerate() {
+            *ed = self.axes[d].get((c >> d) & 1)?.0;
+        }
+        Some(e)
+    }
+}
+
+#[cfg(test)]
+mod tests;

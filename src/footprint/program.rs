@@ -1,0 +1,157 @@
+//! The memory program of a launch: every field's buffer, and the warp instructions each thread
+//! issues, as absolute byte-address expressions. Shared by the footprint visitor and the cache
+//! simulator, so that both count the same accesses.
+
+use super::FootprintError;
+use crate::address::{byte_address, AffineExpr, Var};
+use crate::config::LaunchConfig;
+use crate::ir::{Access, AccessKind, Domain, FieldLayout, Kernel, Layout};
+
+/// Distance between the base addresses of two fields' buffers (1 TiB): far apart and 256-byte
+/// aligned, as separate allocations are.
+pub const FIELD_SPACING: i64 = 1 << 40;
+
+/// One memory instruction of the per-point program.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Instruction {
+    /// Field index.
+    pub field: usize,
+    /// Load or store.
+    pub kind: AccessKind,
+    /// The IR access.
+    pub access: Access,
+    /// Absolute byte address (field base included), affine in thread, block and fold indices.
+    pub address: AffineExpr,
+}
+
+/// Buffers and instructions of one kernel under one launch configuration and domain.
+#[derive(Debug, Clone)]
+pub struct MemoryProgram {
+    /// Layout of every field.
+    pub layouts: Vec<FieldLayout>,
+    /// Storage layout (SoA/AoS) of every field.
+    pub storage: Vec<Layout>,
+    /// Base byte address of every field's buffer.
+    pub bases: Vec<i64>,
+    /// The instructions of one lattice point, in issue order: each distinct (access, kind) once, in
+    /// the order of first appearance (a compiler loads a repeated element once).
+    pub instructions: Vec<Instruction>,
+    /// The launch configuration.
+    pub config: LaunchConfig,
+    /// The domain.
+    pub domain: Domain,
+}
+
+impl MemoryProgram {
+    /// Builds and checks the program; every inconsistency is a typed error, never a panic.
+    pub fn new(
+        kernel: &Kernel,
+        domain: &Domain,
+        config: &LaunchConfig,
+    ) -> Result<MemoryProgram, FootprintError> {
+        config.check(kernel.dims)?;
+        if domain.dims != kernel.dims {
+            return Err(FootprintError::DomainDims {
+                kernel: kernel.dims,
+                domain: domain.dims,
+            });
+        }
+        if domain.size.contains(&0) {
+            return Err(FootprintError::EmptyDomain(*domain));
+        }
+        let layouts: Vec<FieldLayout> =
+            kernel.fields.iter().map(|f| f.layout_for(domain)).collect();
+        for (f, l) in kernel.fields.iter().zip(&layouts) {
+            let bytes = l.len() as u128 * l.elem_size as u128;
+            if bytes >= FIELD_SPACING as u128 {
+                return Err(FootprintError::FieldTooLarge {
+                    field: f.name.clone(),
+                    bytes,
+                });
+            }
+        }
+        let mut instructions: Vec<Instruction> = Vec::new();
+        for (access, kind) in kernel.accesses() {
+            if instructions
+                .iter()
+                .any(|i| i.access == access && i.kind == kind)
+            {
+                continue;
+            }
+            let Some(field) = kernel.fields.get(access.field) else {
+                return Err(FootprintError::UnknownField(access.field));
+            };
+            let l = &layouts[access.field];
+            if access.index >= l.components {
+                return Err(FootprintError::BadComponent {
+                    field: field.name.clone(),
+                    index: access.index,
+                });
+            }
+            for d in 0..3 {
+                if access.offset[d].unsigned_abs() as usize > l.ghost[d] {
+                    return Err(FootprintError::OffsetBeyondGhost {
+                        field: field.name.clone(),
+                        offset: access.offset,
+                        ghost: field.ghost,
+                    });
+                }
+            }
+            let base = (access.field as i64 + 1) * FIELD_SPACING;
+            instructions.push(Instruction {
+                field: access.field,
+                kind,
+                access,
+                address: byte_address(l, &access, config).offset(base),
+            });
+        }
+        if instructions.is_empty() {
+            return Err(FootprintError::NoAccesses);
+        }
+        Ok(MemoryProgram {
+            bases: (0..layouts.len())
+                .map(|f| (f as i64 + 1) * FIELD_SPACING)
+                .collect(),
+            storage: kernel.fields.iter().map(|f| f.layout).collect(),
+            layouts,
+            instructions,
+            config: *config,
+            domain: *domain,
+        })
+    }
+
+    /// Lattice updates of one sweep.
+    pub fn updates(&self) -> f64 {
+        self.domain.points() as f64
+    }
+
+    /// Fold points of one thread in issue order: `(i, j, k)` with `i` fastest.
+    pub fn fold_points(&self) -> impl Iterator<Item = [usize; 3]> + '_ {
+        let [fx, fy, fz] = self.config.fold;
+        (0..fz).flat_map(move |k| (0..fy).flat_map(move |j| (0..fx).map(move |i| [i, j, k])))
+    }
+
+    /// Variable values of thread `t` of block `b` at fold point `p`.
+    pub fn vars(t: [usize; 3], b: [usize; 3], p: [usize; 3]) -> [i64; 9] {
+        let mut v = [0i64; 9];
+        for d in 0..3 {
+            let (tv, bv, fv) = Var::of_dim(d);
+            v[tv.slot()] = t[d] as i64;
+            v[bv.slot()] = b[d] as i64;
+            v[fv.slot()] = p[d] as i64;
+        }
+        v
+    }
+
+    /// Thread index of linear id `l` within a block.
+    pub fn thread(&self, l: usize) -> [usize; 3] {
+        let [bx, by, _] = self.config.block;
+        [l % bx, (l / bx) % by, l / (bx * by)]
+    }
+
+    /// Whether thread `t` of block `b` at fold point `p` updates a point inside the domain.
+    pub fn active(&self, t: [usize; 3], b: [usize; 3], p: [usize; 3]) -> bool {
+        let tile = self.config.tile();
+        (0..3).all(|d| b[d] * tile[d] + t[d] + p[d] * self.config.block[d] < self.domain.size[d])
+    }
+}

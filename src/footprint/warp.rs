@@ -1,0 +1,288 @@
+//! Per-warp volumes: L1 load requests, L1 wavefronts and L2 stores.
+//!
+//! A warp instruction's count depends only on the set of its active lanes' byte offsets (its
+//! *shape*, relative to the lowest lane) and on the lowest lane's address modulo the line size.
+//! Every block of a size class has the same shapes; block base addresses differ, so their residues
+//! modulo the line size are counted per axis (periodic, so without iterating the grid) and combined.
+//! The total over all blocks is then `Σ shape, residue: instructions × blocks × count(shape, residue)`,
+//! exact for the whole grid, partial edge tiles included.
+
+use super::{CacheParams, MemoryProgram, SizeClasses};
+use crate::address::Var;
+use crate::ir::AccessKind;
+
+/// Totals of the per-warp volumes over the whole grid.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct WarpTotals {
+    /// Sectors of load instructions.
+    pub load_sectors: f64,
+    /// Wavefronts of all instructions.
+    pub wavefronts: f64,
+    /// Sectors of store instructions.
+    pub store_sectors: f64,
+    /// Load-request sectors of one block, per size class (the L1 no-reuse bound).
+    pub load_sectors_per_block: [f64; 8],
+}
+
+#[derive(Debug, Clone, Copy)]
+struct ShapeInfo {
+    start: usize,
+    len: usize,
+    elem: usize,
+}
+
+/// Scratch buffers, reused between calls.
+#[derive(Debug, Default)]
+pub(crate) struct WarpScratch {
+    offs: Vec<i64>,
+    shape_data: Vec<i64>,
+    shapes: Vec<ShapeInfo>,
+    /// Per shape: `line` sector counts then `line` wavefront counts, `u32::MAX` until computed.
+    tables: Vec<u32>,
+    /// Per shape: `line` load-instruction counts then `line` store-instruction counts.
+    g: Vec<f64>,
+    hist: [Vec<f64>; 4],
+    nz: Vec<(usize, f64)>,
+    lane_off: Vec<i64>,
+    fold_off: Vec<i64>,
+    instr: Vec<(i64, AccessKind)>,
+}
+
+impl WarpScratch {
+    fn intern(&mut self, elem: usize, line: usize) -> usize {
+        let base = self.offs[0];
+        let n = self.offs.len();
+        for (i, s) in self.shapes.iter().enumerate().rev() {
+            if s.len == n
+                && s.elem == elem
+                && self.shape_data[s.start..s.start + n]
+                    .iter()
+                    .zip(&self.offs)
+                    .all(|(a, b)| *a == b - base)
+            {
+                return i;
+            }
+        }
+        let start = self.shape_data.len();
+        self.shape_data.extend(self.offs.iter().map(|o| o - base));
+        self.shapes.push(ShapeInfo {
+            start,
+            len: n,
+            elem,
+        });
+        self.tables.extend(std::iter::repeat_n(u32::MAX, 2 * line));
+        self.g.extend(std::iter::repeat_n(0.0, 2 * line));
+        self.shapes.len() - 1
+    }
+
+    /// Sectors and wavefronts of shape `s` whose lowest lane sits at residue `r` of a line.
+    fn counts(&mut self, s: usize, r: usize, p: &CacheParams) -> (u32, u32) {
+        let line = p.line_bytes;
+        let t = 2 * line * s;
+        if self.tables[t + r] == u32::MAX {
+            let sh = self.shapes[s];
+            let data = &self.shape_data[sh.start..sh.start + sh.len];
+            let (mut sectors, mut lines) = (0u32, 0u32);
+            let (mut last_s, mut last_l) = (i64::MIN, i64::MIN);
+            for o in data {
+                let a = r as i64 + o;
+                let (cs, cl) = (a / p.sector_bytes as i64, a / line as i64);
+                if cs != last_s {
+                    sectors += 1;
+                    last_s = cs;
+                }
+                if cl != last_l {
+                    lines += 1;
+                    last_l = cl;
+                }
+            }
+            let min_wf = (sh.len * sh.elem).div_ceil(line) as u32;
+            self.tables[t + r] = sectors;
+            self.tables[t + line + r] = lines.max(min_wf);
+        }
+        (self.tables[t + r], self.tables[t + line + r])
+    }
+
+    /// Residue histogram (modulo `line`) of `c·B` for `B` in `lo..hi`, into `hist[slot]`.
+    fn axis_hist(&mut self, slot: usize, c: i64, lo: usize, hi: usize, line: usize) {
+        let h = &mut self.hist[slot];
+        h.clear();
+        h.resize(line, 0.0);
+        let l = line as i64;
+        let step = c.rem_euclid(l);
+        let period = if step == 0 {
+            1
+        } else {
+            (l / gcd(step, l)) as usize
+        };
+        let n = hi - lo;
+        for k in 0..n.min(period) {
+            let count = (n - k).div_ceil(period);
+            let r = (((lo + k) as i64 % l) * step).rem_euclid(l) as usize;
+            h[r] += count as f64;
+        }
+    }
+
+    /// `hist[dst] = hist[a] ⊛ hist[b]` (cyclic convolution modulo `line`).
+    fn convolve(&mut self, a: usize, b: usize, dst: usize, line: usize) {
+        let mut out = std::mem::take(&mut self.hist[dst]);
+        out.clear();
+        out.resize(line, 0.0);
+        self.nz.clear();
+        self.nz.extend(
+            self.hist[b]
+                .iter()
+                .enumerate()
+                .filter(|(_, v)| **v != 0.0)
+                .map(|(i, v)| (i, *v)),
+        );
+        for (i, va) in self.hist[a].iter().enumerate() {
+            if *va == 0.0 {
+                continue;
+            }
+            for (j, vb) in &self.nz {
+                out[(i + j) % line] += va * vb;
+            }
+        }
+        self.hist[dst] = out;
+    }
+
+    pub(crate) fn run(
+        &mut self,
+        prog: &MemoryProgram,
+        p: &CacheParams,
+        classes: &SizeClasses,
+    ) -> WarpTotals {
+        let line = p.line_bytes;
+        self.shapes.clear();
+        self.shape_data.clear();
+        self.tables.clear();
+        self.g.clear();
+        let cfg = &prog.config;
+        let threads = cfg.threads();
+        let nwarps = threads.div_ceil(p.warp_size);
+        let folds: Vec<[usize; 3]> = prog.fold_points().collect();
+        let mut tot = WarpTotals::default();
+        for field in 0..prog.layouts.len() {
+            self.instr.clear();
+            let mut coeffs = None;
+            for ins in prog.instructions.iter().filter(|i| i.field == field) {
+                coeffs = Some(ins.address.coeffs);
+                self.instr.push((ins.address.constant, ins.kind));
+            }
+            let Some(coeffs) = coeffs else { continue };
+            let elem = prog.layouts[field].elem_size;
+            let co = |v: Var| coeffs[v.slot()];
+            self.lane_off.clear();
+            for l in 0..threads {
+                let t = prog.thread(l);
+                self.lane_off.push(
+                    (0..3)
+                        .map(|d| co(Var::of_dim(d).0) * t[d] as i64)
+                        .sum::<i64>(),
+                );
+            }
+            self.fold_off.clear();
+            for f in &folds {
+                self.fold_off.push(
+                    (0..3)
+                        .map(|d| co(Var::of_dim(d).2) * f[d] as i64)
+                        .sum::<i64>(),
+                );
+            }
+            for class in 0..8 {
+                let Some(ext) = classes.extent(class) else {
+                    continue;
+                };
+                let range = |d: usize| classes.axes[d][(class >> d) & 1];
+                for d in 0..3 {
+                    let (_, lo, hi) = range(d);
+                    self.axis_hist(d, co(Var::of_dim(d).1), lo, hi, line);
+                }
+                self.convolve(0, 1, 3, line);
+                self.hist.swap(0, 3);
+                self.convolve(0, 2, 3, line);
+                self.g.iter_mut().for_each(|v| *v = 0.0);
+                let full = ext == classes.tile;
+                for w in 0..nwarps {
+                    let lanes = w * p.warp_size..((w + 1) * p.warp_size).min(threads);
+                    let mut shape_and_base = None;
+                    for (fi, f) in folds.iter().enumerate() {
+                        let (sid, base) = match shape_and_base {
+                            Some((sid, b0)) if full => (sid, b0 + self.fold_off[fi]),
+                            _ => {
+                                self.offs.clear();
+                                for l in lanes.clone() {
+                                    let t = prog.thread(l);
+                                    if (0..3).all(|d| t[d] + f[d] * cfg.block[d] < ext[d]) {
+                                        self.offs.push(self.lane_off[l]);
+                                    }
+                                }
+                                if self.offs.is_empty() {
+                                    continue;
+                                }
+                                self.offs.sort_unstable();
+                                let sid = self.intern(elem, line);
+                                let b0 = self.offs[0];
+                                shape_and_base = Some((sid, b0 - self.fold_off[fi]));
+                                (sid, b0)
+                            }
+                        };
+                        let g0 = 2 * line * sid;
+                        for (c, kind) in &self.instr {
+                            let r = (base + c).rem_euclid(line as i64) as usize;
+                            let k = usize::from(*kind == AccessKind::Store);
+                            self.g[g0 + k * line + r] += 1.0;
+                        }
+                    }
+                }
+                // Combine instruction residues with block residues.
+                self.nz.clear();
+                let h = &self.hist[3];
+                self.nz.extend(
+                    h.iter()
+                        .enumerate()
+                        .filter(|(_, v)| **v != 0.0)
+                        .map(|(i, v)| (i, *v)),
+                );
+                let nz = std::mem::take(&mut self.nz);
+                let count: f64 = nz.iter().map(|x| x.1).sum();
+                let mut class_loads = 0.0;
+                for sid in 0..self.shapes.len() {
+                    for k in 0..2 {
+                        for r in 0..line {
+                            let gv = self.g[2 * line * sid + k * line + r];
+                            if gv == 0.0 {
+                                continue;
+                            }
+                            for (rb, nb) in &nz {
+                                let (sec, wf) = self.counts(sid, (r + rb) % line, p);
+                                let m = gv * nb;
+                                tot.wavefronts += m * wf as f64;
+                                if k == 0 {
+                                    class_loads += m * sec as f64;
+                                } else {
+                                    tot.store_sectors += m * sec as f64;
+                                }
+                            }
+                        }
+                    }
+                }
+                self.nz = nz;
+                tot.load_sectors += class_loads;
+                if count > 0.0 {
+                    tot.load_sectors_per_block[class] += class_loads / count;
+                }
+            }
+        }
+        tot
+    }
+}
+
+fn gcd(a: i64, b: i64) -> i64 {
+    if b == 0 {
+        a.abs()
+    } else {
+        gcd(b, a % b)
+    }
+}
