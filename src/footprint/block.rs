@@ -176,8 +176,7 @@ impl BlockScratch {
                 }
             }
         }
-        self.raw
-            .sort_unstable_by(|a, b| (a.0, a.1).cmp(&(b.0, b.1)));
+        self.raw.sort_unstable_by_key(|a| (a.0, a.1));
         let t = &mut self.templates[slot];
         t.rows.clear();
         t.iv.clear();
