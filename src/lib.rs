@@ -9,6 +9,7 @@ pub mod cachesim;
 pub mod config;
 pub mod footprint;
 pub mod ir;
+pub mod lbm;
 pub mod machine;
 pub mod model;
 pub mod rank;

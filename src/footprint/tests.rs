@@ -1,3 +1,4 @@
+#[allow(unused_imports)]
 use super::*;
 use crate::cachesim::simulate;
 use crate::ir::{Access, Assignment, BinOp, Dtype, Expr, Field, FieldRole, Layout, Target};
