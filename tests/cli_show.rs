@@ -73,3 +73,45 @@ fn syntax_error_exits_nonzero_with_position() {
     assert!(!ok);
     assert!(err.contains("cannot read the file"), "{err}");
 }
+
+#[test]
+fn every_shipped_lbm_variant_shows() {
+    let mut n = 0;
+    for f in std::fs::read_dir("lbm").unwrap() {
+        let p = f.unwrap().path();
+        let (ok, out, err) = show(&[p.to_str().unwrap()]);
+        assert!(ok, "{}: {err}", p.display());
+        assert!(out.contains("lattice-Boltzmann: D"), "{out}");
+        assert!(out.contains("time loop on"), "{out}");
+        n += 1;
+    }
+    assert!(n >= 5);
+    let (ok, out, err) = show(&["lbm/d3q19_srt_aa.toml", "--step", "even", "--dtype", "f64"]);
+    assert!(ok, "{err}");
+    assert!(
+        out.starts_with("kernel d3q19_srt_aa_even (3D, f64)"),
+        "{out}"
+    );
+    assert!(
+        out.contains("minimal bytes per lattice update: 304 B"),
+        "{out}"
+    );
+}
+
+#[test]
+fn invalid_lbm_combination_is_a_positioned_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("bad.toml");
+    std::fs::write(
+        &p,
+        "name = \"bad\"\nlattice = \"D2Q9\"\ntau = 0.45\nstreaming = \"pull\"\n",
+    )
+    .unwrap();
+    let (ok, _, err) = show(&[p.to_str().unwrap()]);
+    assert!(!ok);
+    let want = format!(
+        "error: {}:3:7: τ = 0.45 must be greater than 1/2",
+        p.display()
+    );
+    assert!(err.starts_with(&want), "{err}");
+}

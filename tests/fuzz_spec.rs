@@ -6,7 +6,7 @@
 use proptest::prelude::*;
 use stencilscope::ir::Domain;
 use stencilscope::reference;
-use stencilscope::spec::{parse_stencil, SpecError};
+use stencilscope::spec::{parse_definition, parse_stencil, SpecError};
 
 const FILES: [&str; 5] = [
     include_str!("../stencils/star2d_r1.toml"),
@@ -16,8 +16,14 @@ const FILES: [&str; 5] = [
     include_str!("../stencils/varcoeff3d_r1.toml"),
 ];
 
+const LBM_FILES: [&str; 3] = [
+    include_str!("../lbm/d3q19_srt_aa.toml"),
+    include_str!("../lbm/d3q15_trt_aa_force.toml"),
+    include_str!("../lbm/d2q9_srt_pull.toml"),
+];
+
 /// Fragments that reach deeper into the grammar than random bytes.
-const TOKENS: [&str; 28] = [
+const TOKENS: [&str; 36] = [
     "[",
     "]",
     "(",
@@ -46,6 +52,14 @@ const TOKENS: [&str; 28] = [
     "[[fields]]",
     "role = \"inout\"",
     "é",
+    "tau = ",
+    "magic = ",
+    "force = [",
+    "\"aa\"",
+    "\"push\"",
+    "\"D2Q9\"",
+    "\"trt\"",
+    "domain = [",
 ];
 
 fn cases() -> u32 {
@@ -68,6 +82,39 @@ fn check(text: &str) {
                 };
                 let mut fields = reference::allocate::<f64>(&k, &d, 1.0);
                 reference::run(&k, &d, &mut fields).expect("the reference runs accepted kernels");
+            }
+        }
+        Err(SpecError::Io { .. }) => panic!("no I/O happens when parsing text"),
+        Err(e) => {
+            let msg = e.to_string();
+            assert!(msg.starts_with("fuzz.toml:"), "{msg}");
+            let loc = e.location().expect("text errors have a location");
+            assert!(loc.line >= 1 && loc.col >= 1, "{msg}");
+            assert!(loc.line <= text.lines().count().max(1) + 1, "{msg}");
+        }
+    }
+}
+
+/// LBM files: accepted ones build their kernels and a small periodic time loop that runs.
+fn check_lbm(text: &str) {
+    match parse_definition(text, "fuzz.toml", None) {
+        Ok(def) => {
+            def.kernel.validate().expect("an accepted kernel is valid");
+            if let Some(spec) = def.lbm {
+                let d = if spec.lattice.dims() == 2 {
+                    Domain::new2(3, 2)
+                } else {
+                    Domain::new3(3, 2, 2)
+                };
+                let p = spec
+                    .program(&d, None)
+                    .expect("an accepted variant has a time loop");
+                let mut sim =
+                    stencilscope::lbm::Simulation::<f64>::from_equilibrium(p, |_, _, _| {
+                        (1.0, [0.0; 3])
+                    })
+                    .expect("the equilibrium start is valid");
+                sim.run(2).expect("the reference runs accepted variants");
             }
         }
         Err(SpecError::Io { .. }) => panic!("no I/O happens when parsing text"),
@@ -141,6 +188,14 @@ proptest! {
     ) {
         check(&apply(FILES[file], &edits));
     }
+
+    #[test]
+    fn mutated_lbm_files_never_panic(
+        file in 0usize..LBM_FILES.len(),
+        edits in prop::collection::vec(edit(), 1..6),
+    ) {
+        check_lbm(&apply(LBM_FILES[file], &edits));
+    }
 }
 
 #[test]
@@ -148,5 +203,9 @@ fn shipped_files_are_accepted() {
     for f in FILES {
         check(f);
         assert!(parse_stencil(f, "x.toml").is_ok());
+    }
+    for f in LBM_FILES {
+        check_lbm(f);
+        assert!(parse_definition(f, "x.toml", None).unwrap().lbm.is_some());
     }
 }

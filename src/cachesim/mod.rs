@@ -250,7 +250,7 @@ pub fn simulate_counts(
     params.check()?;
     let prog = MemoryProgram::new(kernel, domain, config)?;
     let elem = prog.layouts.iter().map(|l| l.elem_size).max().unwrap_or(1);
-    if params.sector_bytes > 64 || params.sector_bytes % elem != 0 {
+    if params.sector_bytes > 64 || !params.sector_bytes.is_multiple_of(elem) {
         return Err(FootprintError::BadParams(format!(
             "the simulator needs sectors of at most 64 bytes holding whole elements (sector {} B, element {elem} B)",
             params.sector_bytes

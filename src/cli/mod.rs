@@ -2,12 +2,13 @@
 
 mod devices;
 mod emit;
+mod rank;
 mod run;
 mod show;
 mod volumes;
 
 use clap::{Parser, Subcommand, ValueEnum};
-use stencilscope::ir::Dtype;
+use stencilscope::ir::{Domain, Dtype};
 use stencilscope::spec::SpecError;
 
 /// Code generator for GPU stencil and Lattice-Boltzmann kernels with a built-in data-volume estimator.
@@ -20,7 +21,8 @@ pub struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Command {
-    /// Print a parsed kernel: fields, accesses, flops and minimal bytes per lattice update.
+    /// Print a parsed kernel (stencil or LBM file): fields, accesses, flops and minimal bytes per
+    /// lattice update.
     Show(show::ShowArgs),
     /// List the OpenCL, WebGPU (Vulkan) and CUDA devices, or why a backend has none.
     Devices(devices::DevicesArgs),
@@ -32,6 +34,8 @@ enum Command {
     /// Data volumes per memory level (B/LUP) of one launch configuration, next to the minimum;
     /// `--simulate` adds the exact cache simulator's figures.
     Volumes(volumes::VolumesArgs),
+    /// Rank every launch configuration of a kernel on a machine model, without running anything.
+    Rank(rank::RankArgs),
 }
 
 /// Element type as given on the command line.
@@ -78,6 +82,9 @@ pub enum CliError {
         /// All configurations.
         total: usize,
     },
+    /// An LBM variant could not be turned into its time loop.
+    #[error(transparent)]
+    Lbm(#[from] stencilscope::lbm::LbmError),
     /// A machine file or preset was rejected.
     #[error(transparent)]
     Machine(#[from] stencilscope::spec::MachineError),
@@ -87,6 +94,20 @@ pub enum CliError {
     /// JSON serialisation failed.
     #[error("cannot serialise to JSON: {0}")]
     Json(#[from] serde_json::Error),
+    /// A named output file could not be written.
+    #[error("cannot write {}: {source}", path.display())]
+    Write {
+        /// The file.
+        path: std::path::PathBuf,
+        /// The operating system's reason.
+        source: std::io::Error,
+    },
+    /// Ranking failed.
+    #[error(transparent)]
+    Rank(#[from] stencilscope::rank::RankError),
+    /// Neither the file nor the command line gives a domain.
+    #[error("no domain: the file gives none, so pass --domain NX,NY[,NZ]")]
+    NoDomain,
 }
 
 /// Runs the parsed command line.
@@ -97,17 +118,46 @@ pub fn run(cli: Cli) -> Result<(), CliError> {
         Command::Emit(a) => emit::run(&a, &mut std::io::stdout().lock()),
         Command::Run(a) => run::run(&a, &mut std::io::stdout().lock()),
         Command::Volumes(a) => volumes::run(&a, &mut std::io::stdout().lock()),
+        Command::Rank(a) => rank::run(&a, &mut std::io::stdout().lock()),
     }
 }
 
-/// Loads a stencil file and applies a dtype override.
+/// Which kernel of an LBM AA variant (the odd step when not given).
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum StepArg {
+    /// The even step: local collision, populations stored in their opposite slots.
+    Even,
+    /// The odd step: gather from and scatter to the neighbours.
+    Odd,
+}
+
+impl From<StepArg> for stencilscope::lbm::Step {
+    fn from(s: StepArg) -> stencilscope::lbm::Step {
+        match s {
+            StepArg::Even => stencilscope::lbm::Step::Even,
+            StepArg::Odd => stencilscope::lbm::Step::Odd,
+        }
+    }
+}
+
+/// Loads a stencil or LBM file (its primary kernel) and applies a dtype override.
+#[allow(dead_code)] // the entry point for subcommands without a step choice (emit, run, rank)
 fn load(
     path: &std::path::Path,
     dtype: Option<DtypeArg>,
-) -> Result<stencilscope::spec::StencilDefinition, CliError> {
-    let mut def = stencilscope::spec::load_stencil(path)?;
+) -> Result<stencilscope::spec::Definition, CliError> {
+    load_step(path, dtype, None)
+}
+
+/// Loads a stencil or LBM file, picking an AA step, and applies a dtype override.
+fn load_step(
+    path: &std::path::Path,
+    dtype: Option<DtypeArg>,
+    step: Option<StepArg>,
+) -> Result<stencilscope::spec::Definition, CliError> {
+    let mut def = stencilscope::spec::load_definition_step(path, step.map(Into::into))?;
     if let Some(d) = dtype {
-        def.kernel.set_dtype(d.into());
+        def.set_dtype(d.into());
     }
     Ok(def)
 }
@@ -163,6 +213,27 @@ fn domain_for(
         )));
     }
     Ok(d)
+}
+
+/// Parses `640,512,512` (or `x`-separated) into a domain.
+pub fn parse_domain(s: &str) -> Result<Domain, String> {
+    let sizes = parse_list(s)?;
+    if sizes.contains(&0) {
+        return Err(format!("`{s}`: every domain extent must be at least 1"));
+    }
+    Domain::from_slice(&sizes)
+        .ok_or_else(|| format!("`{s}`: give 2 or 3 extents, e.g. 640,512,512"))
+}
+
+/// Parses a comma- or `x`-separated list of non-negative integers.
+pub fn parse_list(s: &str) -> Result<Vec<usize>, String> {
+    s.split([',', 'x'])
+        .map(|p| {
+            p.trim()
+                .parse::<usize>()
+                .map_err(|_| format!("`{s}`: `{p}` is not a non-negative integer"))
+        })
+        .collect()
 }
 
 #[cfg(test)]

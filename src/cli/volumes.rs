@@ -1,4 +1,4 @@
-use super::{load, CliError, DtypeArg};
+use super::{load_step, CliError, DtypeArg, StepArg};
 use clap::Args;
 use std::io::Write;
 use std::path::PathBuf;
@@ -11,8 +11,11 @@ use stencilscope::spec::load_machine;
 /// Arguments of `stencilscope volumes`.
 #[derive(Debug, Args)]
 pub struct VolumesArgs {
-    /// Stencil definition file (TOML).
+    /// Stencil or LBM definition file (TOML).
     file: PathBuf,
+    /// For an LBM file with AA streaming: which step's kernel (default: odd).
+    #[arg(long, value_enum)]
+    step: Option<StepArg>,
     /// Machine: a preset name (v100, a100-40gb, h100-sxm, h200) or a machine file.
     #[arg(long)]
     machine: String,
@@ -51,7 +54,7 @@ fn triple(v: &[usize], what: &str) -> Result<[usize; 3], CliError> {
 }
 
 pub fn run(a: &VolumesArgs, out: &mut impl Write) -> Result<(), CliError> {
-    let def = load(&a.file, a.dtype)?;
+    let def = load_step(&a.file, a.dtype, a.step)?;
     let k = &def.kernel;
     let machine = load_machine(&a.machine)?;
     let domain = match &a.domain {

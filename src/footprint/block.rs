@@ -24,6 +24,9 @@
 use super::{CacheParams, MemoryProgram, SizeClasses};
 use crate::ir::{AccessKind, Layout};
 
+/// Axes with at least this many blocks are represented by interior blocks only.
+const MERGE_EDGES: usize = 64;
+
 /// Totals over the grid, in sectors.
 #[derive(Debug, Clone, Copy, Default)]
 pub(crate) struct BlockTotals {
@@ -55,6 +58,10 @@ struct Row {
 struct Template {
     rows: Vec<Row>,
     iv: Vec<(i64, i64)>,
+    /// Rows of one (field, q, z), contiguous in `rows`: `(key of the first row, start, end)`.
+    groups: Vec<(RowKey, usize, usize)>,
+    /// Smallest and largest y and z of any row.
+    span: [(i32, i32); 2],
 }
 
 /// Scratch buffers, reused between calls.
@@ -69,6 +76,29 @@ pub(crate) struct BlockScratch {
     bytes: Vec<(i64, i64)>,
     out: Vec<(i64, i64)>,
     claims: Vec<(i64, f64)>,
+    /// Per template row: line segments with the step that touched them last.
+    last: Vec<Vec<(i64, i64, u32)>>,
+    seg: Vec<(i64, i64, u32)>,
+    fenwick: Vec<i64>,
+}
+
+fn fen_add(f: &mut [i64], i: usize, v: i64) {
+    let mut i = i + 1;
+    while i <= f.len() {
+        f[i - 1] += v;
+        i += i & i.wrapping_neg();
+    }
+}
+
+/// Sum of entries `0..=i`.
+fn fen_prefix(f: &[i64], i: usize) -> i64 {
+    let mut i = i + 1;
+    let mut s = 0;
+    while i > 0 {
+        s += f[i - 1];
+        i -= i & i.wrapping_neg();
+    }
+    s
 }
 
 /// Sorts and merges intervals in place (touching ones too).
@@ -176,8 +206,7 @@ impl BlockScratch {
                 }
             }
         }
-        self.raw
-            .sort_unstable_by(|a, b| (a.0, a.1).cmp(&(b.0, b.1)));
+        self.raw.sort_unstable_by_key(|a| (a.0, a.1));
         let t = &mut self.templates[slot];
         t.rows.clear();
         t.iv.clear();
@@ -205,6 +234,19 @@ impl BlockScratch {
                 }
             }
         }
+        t.groups.clear();
+        let mut span = [(i32::MAX, i32::MIN); 2];
+        for (i, r) in t.rows.iter().enumerate() {
+            span[0] = (span[0].0.min(r.key.y), span[0].1.max(r.key.y));
+            span[1] = (span[1].0.min(r.key.z), span[1].1.max(r.key.z));
+            match t.groups.last_mut() {
+                Some(g) if (g.0.field, g.0.q, g.0.z) == (r.key.field, r.key.q, r.key.z) => {
+                    g.2 = i + 1
+                }
+                _ => t.groups.push((r.key, i, i + 1)),
+            }
+        }
+        t.span = span;
     }
 
     pub(crate) fn run(
@@ -241,6 +283,14 @@ impl BlockScratch {
             match grid[d] {
                 1 => vec![(0, 1.0)],
                 2 => vec![(0, 1.0), (1, 1.0)],
+                // Long axes: the first and last blocks differ from the interior ones by well under
+                // 1/32 of the axis's blocks, so all blocks take the interior sample (for speed).
+                g if g >= MERGE_EDGES => {
+                    let period = (l.max(1) as usize).min(4);
+                    (0..period)
+                        .map(|j| (g / 2 / period * period + j, g as f64 / period as f64))
+                        .collect()
+                }
                 g => {
                     let mut v = vec![(0, 1.0)];
                     let inner = g - 2;
@@ -272,8 +322,12 @@ impl BlockScratch {
                                 let cls = classes.class_of(b);
                                 let no_reuse = load_requests[cls].max(f);
                                 let need = resident * lines * p.line_bytes as f64;
-                                let lost = (1.0 - p.l1_bytes as f64 / need).max(0.0);
-                                tot.l2_load_sectors += count * (f + (no_reuse - f) * lost);
+                                let refetch = if need > p.l1_bytes as f64 {
+                                    self.l1_refetch(prog, p, classes, b, resident)
+                                } else {
+                                    0.0
+                                };
+                                tot.l2_load_sectors += count * (f + refetch).min(no_reuse);
                                 footprint_total += count * f;
                             }
                             AccessKind::Store => {
@@ -299,6 +353,147 @@ impl BlockScratch {
         tot.dram_load_sectors = footprint_total - hits + partial_total;
         tot.dram_store_sectors = owned_total;
         tot
+    }
+
+    /// Sectors a block loads again from L2 because L1 evicted them between two of its uses.
+    ///
+    /// The block's load instructions run in order (fold point by fold point), all resident blocks
+    /// in lockstep; per row of the footprint, the line segments remember the instruction that
+    /// touched them last. A reuse misses when the lines touched since then by the block, times the
+    /// resident blocks, reach the L1 capacity (the LRU stack distance), so short-distance reuse
+    /// (neighbours in x, the same row) survives an oversubscribed L1 and long-distance reuse (other
+    /// rows and planes) does not.
+    fn l1_refetch(
+        &mut self,
+        prog: &MemoryProgram,
+        p: &CacheParams,
+        classes: &SizeClasses,
+        b: [usize; 3],
+        resident: f64,
+    ) -> f64 {
+        let cls = classes.class_of(b);
+        let Some(ext) = classes.extent(cls) else {
+            return 0.0;
+        };
+        let tile = classes.tile;
+        let cfg = &prog.config;
+        let (s, line) = (p.sector_bytes as i64, p.line_bytes as i64);
+        let spl = line / s;
+        let cap = (p.l1_bytes / p.line_bytes) as f64;
+        let t = &self.templates[2 * cls];
+        let nrows = t.rows.len();
+        if self.last.len() < nrows {
+            self.last.resize_with(nrows, Vec::new);
+        }
+        self.last.iter_mut().for_each(Vec::clear);
+        let loads = prog
+            .instructions
+            .iter()
+            .filter(|i| i.kind == AccessKind::Load)
+            .count();
+        let steps = loads * cfg.points_per_thread();
+        self.fenwick.clear();
+        self.fenwick.resize(steps, 0);
+        let mut touched: i64 = 0;
+        let mut refetch = 0i64;
+        let origin = [
+            (b[0] * tile[0]) as i64,
+            (b[1] * tile[1]) as i64,
+            (b[2] * tile[2]) as i64,
+        ];
+        let mut step = 0usize;
+        for f in prog.fold_points() {
+            let x_lo = f[0] * cfg.block[0];
+            let x_hi = ((f[0] + 1) * cfg.block[0]).min(ext[0]);
+            for ins in prog
+                .instructions
+                .iter()
+                .filter(|i| i.kind == AccessKind::Load)
+            {
+                let l = &prog.layouts[ins.field];
+                let e = l.elem_size as i64;
+                let a = ins.access;
+                let soa = prog.storage[ins.field] == Layout::Fzyx || l.components == 1;
+                let q = if soa { a.index as u32 } else { 0 };
+                let qoff = if soa {
+                    0
+                } else {
+                    (a.index * l.stride_q) as i64 * e
+                };
+                let sx = l.stride[0] as i64 * e;
+                for tz in 0..cfg.block[2] {
+                    let z = tz + f[2] * cfg.block[2];
+                    for ty in 0..cfg.block[1] {
+                        let y = ty + f[1] * cfg.block[1];
+                        if x_lo >= x_hi || y >= ext[1] || z >= ext[2] {
+                            continue;
+                        }
+                        let key = RowKey {
+                            field: ins.field as u32,
+                            q,
+                            z: z as i32 + a.offset[2],
+                            y: y as i32 + a.offset[1],
+                        };
+                        let Ok(ri) = t.rows.binary_search_by(|r| r.key.cmp(&key)) else {
+                            continue;
+                        };
+                        let g = l.ghost;
+                        let base = prog.bases[ins.field]
+                            + ((origin[0] + g[0] as i64) * l.stride[0] as i64
+                                + (origin[1] + key.y as i64 + g[1] as i64) * l.stride[1] as i64
+                                + (origin[2] + key.z as i64 + g[2] as i64) * l.stride[2] as i64
+                                + (q as usize * l.stride_q) as i64)
+                                * e;
+                        let ox = a.offset[0] as i64;
+                        // The row's bytes of this instruction: one interval where elements are
+                        // contiguous, one per element where they are strided (AoS).
+                        self.tmp.clear();
+                        if sx == e {
+                            let lo = base + (x_lo as i64 + ox) * e;
+                            self.tmp.push((lo, base + (x_hi as i64 + ox) * e));
+                        } else {
+                            for x in x_lo as i64..x_hi as i64 {
+                                let lo = base + (x + ox) * sx + qoff;
+                                self.tmp.push((lo, lo + e));
+                            }
+                        }
+                        for &(lo, hi) in &self.tmp {
+                            let (l0, l1) = (lo.div_euclid(line), (hi - 1).div_euclid(line) + 1);
+                            let (s0, s1) = (lo.div_euclid(s), (hi - 1).div_euclid(s) + 1);
+                            self.seg.clear();
+                            let row = &mut self.last[ri];
+                            for &(a0, a1, k0) in row.iter() {
+                                if a1 <= l0 || a0 >= l1 {
+                                    self.seg.push((a0, a1, k0));
+                                    continue;
+                                }
+                                let (o0, o1) = (a0.max(l0), a1.min(l1));
+                                let newer = touched - fen_prefix(&self.fenwick, k0 as usize);
+                                if resident * newer as f64 >= cap {
+                                    refetch += (s1.min(o1 * spl) - s0.max(o0 * spl)).max(0);
+                                }
+                                fen_add(&mut self.fenwick, k0 as usize, -(o1 - o0));
+                                touched -= o1 - o0;
+                                if a0 < l0 {
+                                    self.seg.push((a0, l0, k0));
+                                }
+                                if a1 > l1 {
+                                    self.seg.push((l1, a1, k0));
+                                }
+                            }
+                            self.seg.push((l0, l1, step as u32));
+                            fen_add(&mut self.fenwick, step, l1 - l0);
+                            touched += l1 - l0;
+                            self.seg.sort_unstable();
+                            row.clear();
+                            row.extend_from_slice(&self.seg);
+                        }
+                    }
+                }
+                step += 1;
+            }
+        }
+        refetch as f64
     }
 
     /// Footprint of the block at `b` for `kind`: returns (sectors, lines, partial sectors); for
@@ -357,6 +552,19 @@ impl BlockScratch {
         );
         merge(&mut self.tmp);
         let lines = total(&self.tmp);
+        // Size classes a neighbour within reach can have (partial tiles sit at the grid's end).
+        let mut reachable = [false; 8];
+        for (c2, re) in reachable.iter_mut().enumerate() {
+            if classes.extent(c2).is_none() {
+                continue;
+            }
+            *re = (1..3).all(|d| {
+                let (lo, hi) = t.span[d - 1];
+                let reach = ((hi - lo + 3) as usize).div_ceil(tile[d]) + 1;
+                let partial = (c2 >> d) & 1 == 1;
+                !partial || grid[d] - 1 - b[d] <= reach
+            });
+        }
         // Touchers: other blocks' rows that land on this block's rows.
         self.touch.clear();
         self.bytes.clear();
@@ -369,60 +577,73 @@ impl BlockScratch {
                     self.bytes.push((base + lo, base + hi));
                 }
             }
-            for c2 in 0..8 {
-                if classes.extent(c2).is_none() {
-                    continue;
-                }
+            for (c2, _) in reachable.iter().enumerate().filter(|(_, r)| **r) {
                 let t2 = &self.templates[2 * c2 + k];
-                for r0 in &t2.rows {
-                    if r0.key.field != r.key.field || r0.key.q != r.key.q {
+                for &(gk, g0, g1) in &t2.groups {
+                    if gk.field != r.key.field || gk.q != r.key.q {
                         continue;
                     }
-                    let ddz = r.key.z - r0.key.z;
+                    let ddz = r.key.z - gk.z;
                     if ddz % tile[2] as i32 != 0 {
                         continue;
                     }
+                    let dz = (ddz / tile[2] as i32) as i64;
+                    let bz = b[2] as i64 + dz;
+                    if bz < 0 || bz >= grid[2] as i64 {
+                        continue;
+                    }
+                    let rows = &t2.rows[g0..g1];
+                    let (ymin, ymax) = (rows[0].key.y, rows[rows.len() - 1].key.y);
+                    let ty = tile[1] as i32;
                     // The same row, and the rows just before and after it in memory, whose ends
                     // may share a sector with this one.
                     for ey in -1..=1 {
-                        let ddy = r.key.y + ey - r0.key.y;
-                        if ddy % tile[1] as i32 != 0 {
-                            continue;
-                        }
-                        let dy = (ddy / tile[1] as i32) as i64;
-                        let dz = (ddz / tile[2] as i32) as i64;
-                        let by = b[1] as i64 + dy;
-                        let bz = b[2] as i64 + dz;
-                        if by < 0 || bz < 0 || by >= grid[1] as i64 || bz >= grid[2] as i64 {
-                            continue;
-                        }
-                        let tbase = base + ey as i64 * (l.stride[1] * l.elem_size) as i64;
-                        // Shifts dx·tile_bytes that bring r0's span within a sector of r's.
-                        let dx_lo = (base + r.lo - s - (tbase + r0.hi)).div_euclid(tile_bytes);
-                        let dx_hi = (base + r.hi + s - (tbase + r0.lo)).div_euclid(tile_bytes) + 1;
-                        for dx in dx_lo..=dx_hi {
-                            let bx = b[0] as i64 + dx;
-                            if bx < 0 || bx >= grid[0] as i64 || (dx == 0 && dy == 0 && dz == 0) {
+                        let target = r.key.y + ey;
+                        let dy_min = (target - ymax).div_euclid(ty)
+                            + i32::from((target - ymax).rem_euclid(ty) != 0);
+                        let dy_max = (target - ymin).div_euclid(ty);
+                        for dy in dy_min..=dy_max {
+                            let y0 = target - dy * ty;
+                            let Ok(j) = rows.binary_search_by(|x| x.key.y.cmp(&y0)) else {
+                                continue;
+                            };
+                            let r0 = &rows[j];
+                            let dy = dy as i64;
+                            let by = b[1] as i64 + dy;
+                            if by < 0 || by >= grid[1] as i64 {
                                 continue;
                             }
-                            let nb = [bx as usize, by as usize, bz as usize];
-                            if classes.class_of(nb) != c2 {
-                                continue;
-                            }
-                            let delta = dx + grid[0] as i64 * (dy + grid[1] as i64 * dz);
-                            let shift = tbase + dx * tile_bytes;
-                            for &(lo, hi) in &t2.iv[r0.start as usize..(r0.start + r0.len) as usize]
-                            {
-                                let (a, z) = (shift + lo, shift + hi);
-                                if k == 1 {
-                                    self.bytes.push((a, z));
+                            let tbase = base + ey as i64 * (l.stride[1] * l.elem_size) as i64;
+                            // Shifts dx·tile_bytes that bring r0's span within a sector of r's.
+                            let dx_lo = (base + r.lo - s - (tbase + r0.hi)).div_euclid(tile_bytes);
+                            let dx_hi =
+                                (base + r.hi + s - (tbase + r0.lo)).div_euclid(tile_bytes) + 1;
+                            for dx in dx_lo..=dx_hi {
+                                let bx = b[0] as i64 + dx;
+                                if bx < 0 || bx >= grid[0] as i64 || (dx == 0 && dy == 0 && dz == 0)
+                                {
+                                    continue;
                                 }
-                                if delta < 0 {
-                                    self.touch.push((
-                                        -delta,
-                                        a.div_euclid(s),
-                                        (z - 1).div_euclid(s) + 1,
-                                    ));
+                                let nb = [bx as usize, by as usize, bz as usize];
+                                if classes.class_of(nb) != c2 {
+                                    continue;
+                                }
+                                let delta = dx + grid[0] as i64 * (dy + grid[1] as i64 * dz);
+                                let shift = tbase + dx * tile_bytes;
+                                for &(lo, hi) in
+                                    &t2.iv[r0.start as usize..(r0.start + r0.len) as usize]
+                                {
+                                    let (a, z) = (shift + lo, shift + hi);
+                                    if k == 1 {
+                                        self.bytes.push((a, z));
+                                    }
+                                    if delta < 0 {
+                                        self.touch.push((
+                                            -delta,
+                                            a.div_euclid(s),
+                                            (z - 1).div_euclid(s) + 1,
+                                        ));
+                                    }
                                 }
                             }
                         }

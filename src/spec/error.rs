@@ -229,4 +229,7 @@ pub enum SemanticError {
     /// A rule of the IR.
     #[error("{0}")]
     Ir(IrError),
+    /// An invalid LBM setting or combination.
+    #[error("{0}")]
+    Lbm(crate::lbm::LbmError),
 }

@@ -1,13 +1,17 @@
 //! Definition files (TOML) into IR kernels; every error names file, line and column.
 
+mod definition;
 mod error;
+mod lbm_file;
 mod lexer;
 mod machine_file;
 mod parser;
 mod shapes;
 mod stencil;
 
+pub use definition::{load_definition, load_definition_step, parse_definition, Definition};
 pub use error::{Location, SemanticError, SpecError};
+pub use lbm_file::{load_lbm, parse_lbm, LbmDefinition};
 pub use machine_file::{load_machine, parse_machine, MachineError};
 pub use parser::{parse_update, ParseError, ParsedUpdate};
 pub use shapes::{shape_kernel, Shape, ShapeKind};

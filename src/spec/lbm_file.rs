@@ -1,0 +1,384 @@
+//! LBM definition files (`lbm/*.toml`): one variant per file, validated with positions.
+//!
+//! ```toml
+//! name = "d3q19_srt_pull"
+//! description = "..."          # optional
+//! lattice = "D3Q19"            # D2Q9, D3Q15, D3Q19, D3Q27
+//! collision = "srt"            # srt (default) or trt
+//! tau = 0.6                    # or omega = 1/tau; tau > 1/2
+//! magic = 0.1875               # TRT only (default 3/16)
+//! streaming = "pull"           # pull, push, aa
+//! layout = "fzyx"              # fzyx (SoA, default) or zyxf (AoS)
+//! dtype = "f32"                # f32 or f64 (default)
+//! force = [1e-6, 0, 0]         # optional Guo body force, one entry per dimension
+//! domain = [256, 256, 256]     # optional default domain, one size per dimension
+//! ```
+
+use super::error::{Location, SemanticError, SpecError};
+use super::line_col;
+use crate::ir::{Domain, Dtype, Layout};
+use crate::lbm::{Collision, LatticeKind, LbmError, LbmSpec, Streaming, DEFAULT_MAGIC};
+use serde::Deserialize;
+use std::ops::Range;
+use std::path::Path;
+use toml::Spanned;
+
+/// A parsed LBM file.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LbmDefinition {
+    /// The validated variant.
+    pub spec: LbmSpec,
+    /// The default domain of the file, if it gives one.
+    pub domain: Option<Domain>,
+    /// Free text from the file.
+    pub description: Option<String>,
+}
+
+/// Keys that only LBM files have: a file with any of them is read as an LBM file.
+pub(crate) const LBM_KEYS: [&str; 6] =
+    ["lattice", "collision", "streaming", "tau", "omega", "magic"];
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct LbmFile {
+    name: Spanned<String>,
+    description: Option<String>,
+    lattice: Spanned<String>,
+    collision: Option<Spanned<String>>,
+    tau: Option<Spanned<toml::Value>>,
+    omega: Option<Spanned<toml::Value>>,
+    magic: Option<Spanned<toml::Value>>,
+    streaming: Spanned<String>,
+    layout: Option<Spanned<String>>,
+    dtype: Option<Spanned<String>>,
+    force: Option<Spanned<Vec<Spanned<toml::Value>>>>,
+    domain: Option<Spanned<Vec<i64>>>,
+}
+
+/// Reads and validates an LBM file.
+pub fn load_lbm(path: &Path) -> Result<LbmDefinition, SpecError> {
+    let file = path.display().to_string();
+    let text = std::fs::read_to_string(path).map_err(|source| SpecError::Io {
+        file: file.clone(),
+        source,
+    })?;
+    parse_lbm(&text, &file)
+}
+
+/// Parses and validates the text of an LBM file; `file` is only used in messages.
+pub fn parse_lbm(text: &str, file: &str) -> Result<LbmDefinition, SpecError> {
+    Reader { text, file }.read()
+}
+
+struct Reader<'a> {
+    text: &'a str,
+    file: &'a str,
+}
+
+impl Reader<'_> {
+    fn loc(&self, offset: usize) -> Location {
+        let (line, col) = line_col(self.text, offset);
+        Location {
+            file: self.file.to_string(),
+            line,
+            col,
+        }
+    }
+
+    fn invalid(&self, span: Range<usize>, kind: SemanticError) -> SpecError {
+        SpecError::Invalid {
+            loc: self.loc(span.start),
+            kind,
+        }
+    }
+
+    fn lbm(&self, span: Range<usize>, e: LbmError) -> SpecError {
+        self.invalid(span, SemanticError::Lbm(e))
+    }
+
+    fn number(&self, key: &str, v: &Spanned<toml::Value>) -> Result<f64, SpecError> {
+        let x = match v.get_ref() {
+            toml::Value::Float(f) => *f,
+            toml::Value::Integer(i) => *i as f64,
+            other => {
+                return Err(SpecError::Syntax {
+                    loc: self.loc(v.span().start),
+                    message: format!("expected a number for `{key}`, found {}", other.type_str()),
+                })
+            }
+        };
+        if !x.is_finite() {
+            return Err(self.invalid(
+                v.span(),
+                SemanticError::NonFiniteParam {
+                    name: key.to_string(),
+                    value: x,
+                },
+            ));
+        }
+        Ok(x)
+    }
+
+    fn read(&self) -> Result<LbmDefinition, SpecError> {
+        let f: LbmFile = toml::from_str(self.text).map_err(|e| SpecError::Syntax {
+            loc: self.loc(e.span().map(|s| s.start).unwrap_or(0)),
+            message: e.message().trim().replace('\n', "; "),
+        })?;
+        let name = f.name.get_ref();
+        let ident = name
+            .chars()
+            .next()
+            .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+            && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+        if !ident {
+            return Err(self.invalid(f.name.span(), SemanticError::BadName(name.clone())));
+        }
+        let lattice = LatticeKind::parse(f.lattice.get_ref()).ok_or_else(|| {
+            self.lbm(
+                f.lattice.span(),
+                LbmError::UnknownLattice(f.lattice.get_ref().clone()),
+            )
+        })?;
+        let dims = lattice.dims();
+        let streaming = self.streaming(&f.streaming)?;
+        let collision = match &f.collision {
+            None => Collision::Srt,
+            Some(c) => match c.get_ref().to_ascii_lowercase().as_str() {
+                "srt" | "bgk" => Collision::Srt,
+                "trt" => Collision::Trt {
+                    magic: DEFAULT_MAGIC,
+                },
+                _ => {
+                    return Err(self.lbm(c.span(), LbmError::UnknownCollision(c.get_ref().clone())))
+                }
+            },
+        };
+        let collision = match (collision, &f.magic) {
+            (c, None) => c,
+            (Collision::Srt, Some(m)) => return Err(self.lbm(m.span(), LbmError::MagicWithSrt)),
+            (Collision::Trt { .. }, Some(m)) => Collision::Trt {
+                magic: self.number("magic", m)?,
+            },
+        };
+        let (tau, tau_span) = match (&f.tau, &f.omega) {
+            (Some(_), Some(o)) => {
+                return Err(self.lbm(o.span(), LbmError::RelaxationTwice));
+            }
+            (None, None) => return Err(self.lbm(f.name.span(), LbmError::MissingRelaxation)),
+            (Some(t), None) => (self.number("tau", t)?, t.span()),
+            (None, Some(o)) => {
+                let omega = self.number("omega", o)?;
+                if !(omega > 0.0 && omega < 2.0) {
+                    return Err(self.lbm(
+                        o.span(),
+                        LbmError::BadNumber {
+                            key: "omega",
+                            value: omega,
+                            valid: "ω = 1/τ must lie in (0, 2), e.g. 1.6",
+                        },
+                    ));
+                }
+                (1.0 / omega, o.span())
+            }
+        };
+        let layout = match &f.layout {
+            None => Layout::Fzyx,
+            Some(l) => Layout::parse(l.get_ref()).ok_or_else(|| {
+                self.invalid(
+                    l.span(),
+                    SemanticError::UnknownLayout {
+                        found: l.get_ref().clone(),
+                    },
+                )
+            })?,
+        };
+        let dtype = match &f.dtype {
+            None => Dtype::F64,
+            Some(d) => Dtype::parse(d.get_ref()).ok_or_else(|| {
+                self.invalid(
+                    d.span(),
+                    SemanticError::UnknownDtype {
+                        found: d.get_ref().clone(),
+                    },
+                )
+            })?,
+        };
+        let mut force = [0.0; 3];
+        if let Some(fv) = &f.force {
+            if fv.get_ref().len() != dims {
+                return Err(self.lbm(
+                    fv.span(),
+                    LbmError::ForceDims {
+                        lattice,
+                        dims,
+                        found: fv.get_ref().len(),
+                    },
+                ));
+            }
+            for (d, v) in fv.get_ref().iter().enumerate() {
+                force[d] = self.number("force", v)?;
+            }
+        }
+        let spec = LbmSpec {
+            name: name.clone(),
+            lattice,
+            collision,
+            tau,
+            force,
+            streaming,
+            layout,
+            dtype,
+        };
+        spec.validate().map_err(|e| {
+            let span = match &e {
+                LbmError::BadNumber { key: "magic", .. } => f.magic.as_ref().map(|m| m.span()),
+                LbmError::BadNumber { key: "force", .. } | LbmError::ForceDims { .. } => {
+                    f.force.as_ref().map(|m| m.span())
+                }
+                _ => None,
+            };
+            self.lbm(span.unwrap_or(tau_span.clone()), e)
+        })?;
+        let domain = match &f.domain {
+            None => None,
+            Some(d) => Some(self.domain(d, &spec)?),
+        };
+        Ok(LbmDefinition {
+            spec,
+            domain,
+            description: f.description.clone(),
+        })
+    }
+
+    fn streaming(&self, s: &Spanned<String>) -> Result<Streaming, SpecError> {
+        let v = s.get_ref();
+        Streaming::parse(v).ok_or_else(|| {
+            let lower = v.to_ascii_lowercase();
+            let e = if lower.contains("aa") && (lower.contains("push") || lower.contains("pull")) {
+                LbmError::AaWithDirection(v.clone())
+            } else {
+                LbmError::UnknownStreaming(v.clone())
+            };
+            self.lbm(s.span(), e)
+        })
+    }
+
+    fn domain(&self, d: &Spanned<Vec<i64>>, spec: &LbmSpec) -> Result<Domain, SpecError> {
+        let v = d.get_ref();
+        let dims = spec.lattice.dims();
+        let bad = !(2..=3).contains(&v.len()) || v.iter().any(|x| *x < 1 || *x > (1 << 24));
+        if bad {
+            return Err(self.invalid(
+                d.span(),
+                SemanticError::BadDomain {
+                    found: format!("{v:?}"),
+                    dims,
+                },
+            ));
+        }
+        let sizes: Vec<usize> = v.iter().map(|x| *x as usize).collect();
+        let domain = Domain::from_slice(&sizes).expect("2 or 3 sizes");
+        spec.check_domain(&domain)
+            .map_err(|e| self.lbm(d.span(), e))?;
+        Ok(domain)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const GOOD: &str = r#"name = "d3q19_trt_aa"
+lattice = "D3Q19"
+collision = "trt"
+tau = 0.6
+streaming = "aa"
+layout = "zyxf"
+dtype = "f32"
+force = [1e-6, 0, 0]
+domain = [64, 32, 16]
+"#;
+
+    fn err(text: &str) -> SpecError {
+        parse_lbm(text, "l.toml").unwrap_err()
+    }
+
+    fn lbm_err(text: &str) -> (LbmError, usize) {
+        let e = err(text);
+        let line = e.location().map(|l| l.line).unwrap_or(0);
+        match e.semantic() {
+            Some(SemanticError::Lbm(l)) => (l.clone(), line),
+            _ => panic!("expected an LBM error, got {e}"),
+        }
+    }
+
+    #[test]
+    fn parses_a_full_file() {
+        let d = parse_lbm(GOOD, "l.toml").unwrap();
+        assert_eq!(d.spec.lattice, LatticeKind::D3Q19);
+        assert_eq!(d.spec.collision, Collision::Trt { magic: 0.1875 });
+        assert_eq!(d.spec.streaming, Streaming::Aa);
+        assert_eq!(d.spec.layout, Layout::Zyxf);
+        assert_eq!(d.spec.dtype, Dtype::F32);
+        assert_eq!(d.spec.force, [1e-6, 0.0, 0.0]);
+        assert_eq!(d.domain, Some(Domain::new3(64, 32, 16)));
+        let o = parse_lbm(&GOOD.replace("tau = 0.6", "omega = 1.25"), "l.toml").unwrap();
+        assert!((o.spec.tau - 0.8).abs() < 1e-15);
+        let m = parse_lbm(&GOOD.replace("tau = 0.6", "tau = 0.6\nmagic = 0.25"), "l").unwrap();
+        assert_eq!(m.spec.collision, Collision::Trt { magic: 0.25 });
+    }
+
+    #[test]
+    fn invalid_combinations_are_clear_errors() {
+        let (e, line) = lbm_err(&GOOD.replace("D3Q19", "D3Q13"));
+        assert!(matches!(e, LbmError::UnknownLattice(_)));
+        assert_eq!(line, 2);
+        let (e, line) = lbm_err(&GOOD.replace("tau = 0.6", "tau = 0.5"));
+        assert!(matches!(e, LbmError::TauTooSmall { .. }));
+        assert_eq!(line, 4);
+        assert!(e.to_string().contains("greater than 1/2"), "{e}");
+        let (e, _) = lbm_err(&GOOD.replace("tau = 0.6", "omega = 2.0"));
+        assert!(matches!(e, LbmError::BadNumber { key: "omega", .. }));
+        let (e, line) = lbm_err(&GOOD.replace("\"aa\"", "\"aa-push\""));
+        assert!(matches!(e, LbmError::AaWithDirection(_)), "{e}");
+        assert_eq!(line, 5);
+        let (e, _) = lbm_err(&GOOD.replace("\"aa\"", "\"swap\""));
+        assert!(matches!(e, LbmError::UnknownStreaming(_)));
+        let (e, line) = lbm_err(
+            &GOOD
+                .replace("D3Q19", "D2Q9")
+                .replace("force = [1e-6, 0, 0]", "force = [1e-6, 0]"),
+        );
+        assert!(matches!(e, LbmError::DomainDims { found: 3, .. }), "{e}");
+        assert_eq!(line, 9);
+        let (e, line) = lbm_err(&GOOD.replace("D3Q19", "D2Q9"));
+        assert!(matches!(e, LbmError::ForceDims { .. }));
+        assert_eq!(line, 8);
+        let (e, _) =
+            lbm_err(&GOOD.replace("collision = \"trt\"", "collision = \"srt\"\nmagic = 0.2"));
+        assert!(matches!(e, LbmError::MagicWithSrt));
+        let (e, _) = lbm_err(&GOOD.replace("collision = \"trt\"", "collision = \"mrt\""));
+        assert!(matches!(e, LbmError::UnknownCollision(_)));
+        let (e, _) = lbm_err(&GOOD.replace("tau = 0.6", "tau = 0.6\nomega = 1.5"));
+        assert!(matches!(e, LbmError::RelaxationTwice));
+        let (e, _) = lbm_err(&GOOD.replace("tau = 0.6\n", ""));
+        assert!(matches!(e, LbmError::MissingRelaxation));
+        let (e, _) = lbm_err(&GOOD.replace("tau = 0.6", "tau = 0.6\nmagic = -1"));
+        assert!(matches!(e, LbmError::BadNumber { key: "magic", .. }));
+        assert!(matches!(
+            err(&GOOD.replace("dtype = \"f32\"", "dtype = \"f16\"")).semantic(),
+            Some(SemanticError::UnknownDtype { .. })
+        ));
+        assert!(matches!(
+            err(&GOOD.replace("[64, 32, 16]", "[64, 0, 16]")).semantic(),
+            Some(SemanticError::BadDomain { .. })
+        ));
+        let e = err(&GOOD.replace("layout", "layuot"));
+        assert!(matches!(e, SpecError::Syntax { .. }));
+        assert!(e.to_string().contains("layuot"), "{e}");
+        assert!(matches!(
+            err(&GOOD.replace("tau = 0.6", "tau = \"0.6\"")),
+            SpecError::Syntax { .. }
+        ));
+    }
+}
