@@ -94,13 +94,9 @@ pub fn write_string(
     for (f, base) in kernel.fields.iter().zip(&plan.bases) {
         let _ = writeln!(s, "    const {idx} base_{} = {base};", f.name);
     }
-    for dim in 0..3 {
-        if plan.guard[dim] {
-            let _ = writeln!(
-                s,
-                "    const {idx} {} = {};",
-                COORD_NAMES[dim], plan.coords[dim]
-            );
+    for ((name, coord), guarded) in COORD_NAMES.iter().zip(&plan.coords).zip(plan.guard) {
+        if guarded {
+            let _ = writeln!(s, "    const {idx} {name} = {coord};");
         }
     }
     for p in &plan.points {

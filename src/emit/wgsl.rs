@@ -146,14 +146,9 @@ pub fn write_string(
     for (f, base) in kernel.fields.iter().zip(&plan.bases) {
         let _ = writeln!(s, "    let base_{}: u32 = {};", f.name, wgsl_affine(base));
     }
-    for dim in 0..3 {
-        if plan.guard[dim] {
-            let _ = writeln!(
-                s,
-                "    let {}: u32 = {};",
-                COORD_NAMES[dim],
-                wgsl_affine(&plan.coords[dim])
-            );
+    for ((name, coord), guarded) in COORD_NAMES.iter().zip(&plan.coords).zip(plan.guard) {
+        if guarded {
+            let _ = writeln!(s, "    let {name}: u32 = {};", wgsl_affine(coord));
         }
     }
     for p in &plan.points {
