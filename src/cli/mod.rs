@@ -80,10 +80,16 @@ pub enum CliError {
     },
     /// Ranking failed.
     #[error(transparent)]
-    Rank(#[from] stencilscope::rank::RankError),
+    Rank(Box<stencilscope::rank::RankError>),
     /// Neither the file nor the command line gives a domain.
     #[error("no domain: the file gives none, so pass --domain NX,NY[,NZ]")]
     NoDomain,
+}
+
+impl From<stencilscope::rank::RankError> for CliError {
+    fn from(e: stencilscope::rank::RankError) -> CliError {
+        CliError::Rank(Box::new(e))
+    }
 }
 
 /// Runs the parsed command line.
