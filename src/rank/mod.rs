@@ -201,8 +201,25 @@ pub fn rank(
     machine: &MachineModel,
     opts: &RankOptions,
 ) -> Result<Ranking, RankError> {
+    rank_configs(
+        kernel,
+        domain,
+        machine,
+        &enumerate(domain, &opts.space),
+        opts,
+    )
+}
+
+/// Ranks the given configurations instead of the enumerated space (`opts.space` is recorded but
+/// not used): a reduced space, or the configurations a benchmark measured.
+pub fn rank_configs(
+    kernel: &Kernel,
+    domain: &Domain,
+    machine: &MachineModel,
+    space: &[LaunchConfig],
+    opts: &RankOptions,
+) -> Result<Ranking, RankError> {
     check_inputs(kernel, domain)?;
-    let space = enumerate(domain, &opts.space);
     let outcomes: Vec<(LaunchConfig, Result<Prediction, Illegal>)> = space
         .par_iter()
         .map(|c| evaluate_one(kernel, domain, machine, c, opts).map(|o| (*c, o)))
