@@ -6,7 +6,8 @@ use super::metrics::{geomean_rel_error, kendall_tau_b, pct_of_oracle, spearman};
 use super::plan::{Candidate, Selection, SpaceSpec};
 use crate::config::LaunchConfig;
 use crate::ir::{Domain, Dtype};
-use crate::model::{Limiter, Prediction};
+use crate::footprint::DataVolumes;
+use crate::model::{LevelTimes, Limiter, Prediction};
 use crate::runtime::measure::{Status, VerifyScope};
 use crate::runtime::BackendKind;
 use serde::{Deserialize, Serialize};
@@ -102,6 +103,12 @@ pub struct Point {
     pub max_s: f64,
     /// Predicted limiter.
     pub limiter: Limiter,
+    /// The model's per-level times (the evidence behind `predicted_s`).
+    pub times: LevelTimes,
+    /// The model's data volumes per lattice update.
+    pub volumes: DataVolumes,
+    /// The model's factor for the partial last wave.
+    pub wave_factor: f64,
 }
 
 /// A configuration that did not yield a verified time.
@@ -287,6 +294,9 @@ pub fn summarize(
                         min_s: r.min_s.unwrap_or(m),
                         max_s: r.max_s.unwrap_or(m),
                         limiter: p.limiter,
+                        times: p.times,
+                        volumes: p.volumes,
+                        wave_factor: p.wave_factor,
                     };
                     if top1.is_none() {
                         top1 = Some(Choice {
@@ -433,9 +443,7 @@ pub fn best_fixed(summaries: &mut [Summary]) -> Option<(LaunchConfig, f64)> {
 mod tests {
     use super::*;
     use crate::bench::plan::Reason;
-    use crate::footprint::DataVolumes;
     use crate::machine::{Occupancy, OccupancyLimiter};
-    use crate::model::LevelTimes;
     use crate::runtime::measure::Verification;
 
     fn cfg(bx: usize) -> LaunchConfig {
