@@ -31,13 +31,15 @@ struct Case {
     dtype: Dtype,
     walls: bool,
     force: bool,
+    /// Ghost layers 4 and row padding 3 instead of 1 and 0.
+    wide: bool,
     steps: usize,
 }
 
 impl Case {
     fn name(&self) -> String {
         format!(
-            "{} {} {} {} {}{}{} ({} steps)",
+            "{} {} {} {} {}{}{}{} ({} steps)",
             self.lattice,
             match self.collision {
                 Collision::Srt => "srt",
@@ -48,6 +50,7 @@ impl Case {
             self.dtype,
             if self.walls { " walls" } else { " periodic" },
             if self.force { " force" } else { "" },
+            if self.wide { " ghost 4 padding 3" } else { "" },
             self.steps
         )
     }
@@ -81,6 +84,10 @@ impl Case {
         if self.force {
             s.force = [2e-4, -1e-4, 0.0];
         }
+        if self.wide {
+            s.ghost = 4;
+            s.padding = 3;
+        }
         let d = self.domain();
         let flags = self.walls.then(|| {
             // A channel along y with one obstacle cell next to a wall and one in the middle.
@@ -104,11 +111,12 @@ fn cases() -> Vec<Case> {
         dtype,
         walls,
         force,
+        wide: false,
         steps,
     };
     let (soa, aos) = (Layout::Fzyx, Layout::Zyxf);
     let (f32, f64) = (Dtype::F32, Dtype::F64);
-    vec![
+    let mut v = vec![
         c(D2Q9, Collision::Srt, Pull, soa, f64, true, true, 7),
         c(D2Q9, Collision::Srt, Pull, aos, f32, false, false, 6),
         c(D2Q9, Collision::Srt, Push, aos, f32, true, false, 6),
@@ -122,7 +130,10 @@ fn cases() -> Vec<Case> {
         c(D3Q19, TRT, Aa, aos, f32, true, true, 6),
         c(D3Q27, TRT, Pull, aos, f32, true, false, 5),
         c(D3Q15, TRT, Aa, soa, f64, true, true, 5),
-    ]
+    ];
+    v[5].wide = true;
+    v[10].wide = true;
+    v
 }
 
 /// Equilibrium at random density and velocity, times random factors near one (non-equilibrium
