@@ -11,7 +11,9 @@
 #
 # Environment: DOMAIN (256,256,256), COPY_DOMAIN (512,512,512), REPS (10), BACKENDS ("cuda opencl"),
 # SWEEP (block configurations tried on D3Q19 SRT f32 SoA through the first backend), CONFIGS (those
-# of every other run), EXTRA_BACKENDS (backends of the aligned-row experiments).
+# of every other run), EXTRA_BACKENDS (backends of the aligned-row experiments), COPY (0: skip the
+# copy runs), PTXAS (0: skip the register report), VARIANTS (run only these variants, in this order; names as in OUTDIR/variants).
+# Runs append to OUTDIR, so several invocations (say, one per backend) can share it.
 set -u
 BIN=${1:-target/release/stencilscope}
 OUT=${2:-bench-lbm}
@@ -24,6 +26,7 @@ SWEEP=${SWEEP:-64,1,1 128,1,1 256,1,1 512,1,1 32,4,2 128,1,1/1,1,2}
 CONFIGS=${CONFIGS:-128,1,1 256,1,1}
 COPY_CONFIGS=${COPY_CONFIGS:-256,1,1 128,2,1/1,1,2 256,1,1/1,1,4 512,1,1/1,2,1}
 EXTRA_BACKENDS=${EXTRA_BACKENDS:-${BACKENDS%% *}}
+COPY=${COPY:-1}
 mkdir -p "$OUT/variants"
 
 # NVRTC ships with the CUDA toolkit, often outside the loader's path.
@@ -74,7 +77,7 @@ EOF
 }
 
 # The copy bandwidth first: the yardstick of every fraction below.
-for backend in $BACKENDS; do
+[ "$COPY" = 0 ] || for backend in $BACKENDS; do
   for dtype in f32 f64; do
     # shellcheck disable=SC2046
     run "copy-$dtype-$backend" --copy --backend "$backend" --dtype "$dtype" --domain "$COPY_DOMAIN" \
@@ -103,17 +106,19 @@ extra=(d3q19_srt_f32_pull_soa_g8 d3q19_srt_f32_aa_soa_g8 d3q19_srt_f64_pull_soa_
 
 # Registers and spills of the CUDA kernels (ptxas), where the toolkit is there; in the background
 # (one CPU core; the runs time on the device).
-if command -v nvcc > /dev/null; then
+if [ "${PTXAS:-1}" != 0 ] && command -v nvcc > /dev/null; then
   for name in "${names[@]}" "${extra[@]}"; do
     for step in $(grep -q '"aa"' "$OUT/variants/$name.toml" && echo "even odd" || echo single); do
       stepargs=(); [ "$step" != single ] && stepargs=(--step "$step")
       "$BIN" emit "$OUT/variants/$name.toml" "${stepargs[@]}" --target cuda --block 128,1,1 \
         --domain "$DOMAIN" -o "$OUT/k-$name-$step.cu" &&
-        echo "$name $step: $(nvcc -arch=sm_90 -cubin -o /dev/null -Xptxas -v "$OUT/k-$name-$step.cu" 2>&1 |
+        # The NVRTC options of the CUDA backend (runtime::cuda::NVRTC_FLOAT_OPTIONS).
+        echo "$name $step: $(nvcc -arch=sm_90 -cubin -o /dev/null -ftz=true -prec-div=false \
+          -prec-sqrt=false -Xptxas -v "$OUT/k-$name-$step.cu" 2>&1 |
           grep -E 'registers|spill' | tr -s ' \n' ' ')"
       rm -f "$OUT/k-$name-$step.cu"
     done
-  done > "$OUT/ptxas.txt" 2>&1 &
+  done >> "$OUT/ptxas.txt" 2>&1 &
 fi
 
 # run_variant NAME BACKEND CONFIG...: the bulk kernel, or both AA steps.
@@ -133,6 +138,18 @@ run_variant() {
 }
 
 first=${BACKENDS%% *}
+if [ -n "${VARIANTS+set}" ]; then
+  for name in $VARIANTS; do
+    for backend in $BACKENDS; do
+      configs=$CONFIGS
+      case $name-$backend in d3q19_srt_f32_*_soa*-$first) configs=$SWEEP ;; esac
+      # shellcheck disable=SC2086
+      run_variant "$name" "$backend" $configs
+    done
+  done
+  wait
+  exit 0
+fi
 for name in "${names[@]}"; do
   for backend in $BACKENDS; do
     configs=$CONFIGS

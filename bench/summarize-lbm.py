@@ -1,12 +1,16 @@
 #!/usr/bin/env python3
 """Summarises a `bench/lbm-gpu.sh` output folder into `lbm.json` and `tables.md`.
 
-usage: summarize-lbm.py RAW_DIR [RESULT_DIR] [--commit SHA] [--date YYYY-MM-DD] [--command TEXT]
+usage: summarize-lbm.py RAW_DIR[:COMMIT] [RAW_DIR[:COMMIT] ...] [--out RESULT_DIR] [--date D]
+                        [--command TEXT]
+
+Several RAW_DIRs are several device calls, oldest first: a later call's runs of a kernel (and AA
+step) on a backend replace every earlier run of it on that backend (kept under `superseded`).
 
 Only runs whose output passed the element-by-element comparison with the CPU reference count.
 MLUP/s = lattice updates / median launch time. The fraction of copy bandwidth divides the
 bandwidth at the minimal volume (2·Q·element size bytes per update) by the best copy-kernel
-bandwidth of the same backend (any element type and configuration, same run). An AA time step
+bandwidth of the same backend (any element type and configuration) measured in the same call. An AA time step
 pair (even + odd kernel, same configuration) makes two updates per cell.
 """
 import argparse
@@ -76,44 +80,61 @@ def load(raw):
     return runs, copies, device
 
 
-def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("raw")
-    ap.add_argument("result", nargs="?")
-    ap.add_argument("--commit", default="unknown")
-    ap.add_argument("--date", default=datetime.date.today().isoformat())
-    ap.add_argument("--command", default="bench/lbm-gpu.sh target/release/stencilscope OUT")
-    a = ap.parse_args()
-    runs, copies, device = load(a.raw)
-    if device is None:
-        sys.exit(f"no run JSON in {a.raw}")
-
-    copy_bw = {}
+def copy_bandwidths(copies):
+    out = {}
     for backend, rows in copies.items():
         good = [r for r in rows if r["verified"] and r["median_s"]]
         if good:
             best = max(good, key=lambda r: r["points"] * r["bytes_per_lup"] / r["median_s"])
-            copy_bw[backend] = {
+            out[backend] = {
                 "bytes_per_s": best["points"] * best["bytes_per_lup"] / best["median_s"],
                 "dtype": best["dtype"],
                 "config": best["config"],
                 "domain": best["domain"],
             }
+    return out
 
-    out_runs = []
-    for r in runs:
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("raw", nargs="+", help="RAW_DIR[:COMMIT], oldest call first")
+    ap.add_argument("--out")
+    ap.add_argument("--date", default=datetime.date.today().isoformat())
+    ap.add_argument("--command", default="bench/lbm-gpu.sh target/release/stencilscope OUT")
+    a = ap.parse_args()
+
+    calls, runs, device, superseded = [], [], None, []
+    for i, arg in enumerate(a.raw):
+        raw, _, commit = arg.partition(":")
+        call_runs, copies, dev = load(raw)
+        if dev is None:
+            sys.exit(f"no run JSON in {raw}")
+        device = device or dev
+        bw = copy_bandwidths(copies)
+        calls.append({"call": i + 1, "commit": commit or "unknown", "copy_bandwidth": bw})
+        for r in call_runs:
+            r["call"], r["commit"] = i + 1, commit or "unknown"
+            r["copy"] = bw.get(r["backend"])
+        redone = {(r["kernel"], r["step"], r["backend"]) for r in call_runs}
+        superseded += [r for r in runs if (r["kernel"], r["step"], r["backend"]) in redone]
+        runs = [r for r in runs if (r["kernel"], r["step"], r["backend"]) not in redone]
+        runs += call_runs
+
+    def row_of(r):
         ok = r["status"] == "passed" and r["verified"] and r["median_s"]
         row = {k: r[k] for k in (
             "kernel", "lattice", "collision", "dtype", "streaming", "layout", "ghost", "step",
             "backend", "config", "block", "fold", "status", "verified", "max_error",
-            "median_s", "min_s", "max_s", "bytes_per_lup", "error")}
+            "median_s", "min_s", "max_s", "bytes_per_lup", "error", "call", "commit")}
         if ok:
             bw = r["points"] * r["bytes_per_lup"] / r["median_s"]
             row["mlups"] = r["points"] / r["median_s"] / 1e6
             row["bandwidth_min_bytes_per_s"] = bw
-            c = copy_bw.get(r["backend"])
-            row["fraction_of_copy"] = bw / c["bytes_per_s"] if c else None
-        out_runs.append(row)
+            row["fraction_of_copy"] = bw / r["copy"]["bytes_per_s"] if r["copy"] else None
+        return row
+
+    out_runs = [row_of(r) for r in runs]
+    old_runs = [row_of(r) for r in superseded]
 
     # AA: even + odd kernel with the same configuration = one double step.
     pairs = []
@@ -127,11 +148,11 @@ def main():
         (e, raw), (o, _) = d["even"], d["odd"]
         t = e["median_s"] + o["median_s"]
         bw = 2 * raw["points"] * raw["bytes_per_lup"] / t
-        c = copy_bw.get(backend)
+        c = raw["copy"]
         pairs.append({
             "kernel": kernel, "lattice": e["lattice"], "collision": e["collision"],
             "dtype": e["dtype"], "streaming": "aa", "layout": e["layout"], "ghost": e["ghost"],
-            "backend": backend, "config": config, "median_s_even": e["median_s"],
+            "backend": backend, "config": config, "call": e["call"], "commit": e["commit"], "median_s_even": e["median_s"],
             "median_s_odd": o["median_s"], "mlups": 2 * raw["points"] / t / 1e6,
             "bandwidth_min_bytes_per_s": bw,
             "fraction_of_copy": bw / c["bytes_per_s"] if c else None,
@@ -146,56 +167,71 @@ def main():
     best_rows = sorted(best.values(), key=lambda r: (r["lattice"], r["dtype"], r["streaming"],
                                                       r["layout"], r["ghost"], r["backend"]))
 
+    # The NVIDIA driver version as nvidia-smi reports it (the backends report API versions).
+    driver = device["driver"]
+    smi = os.path.join(a.raw[0].partition(":")[0], "nvidia-smi.csv")
+    if os.path.exists(smi):
+        lines_ = open(smi).read().splitlines()
+        if len(lines_) > 1 and "," in lines_[1]:
+            driver = lines_[1].split(",")[1].strip()
     doc = {
         "gpu": device["name"],
-        "driver": device["driver"],
-        "commit": a.commit,
+        "driver": driver,
+        "commit": ", ".join(f"call {c['call']}: {c['commit']}" for c in calls),
         "date": a.date,
         "command": a.command,
         "domain": runs[0]["domain"] if runs else None,
         "method": __doc__.strip().split("\n\n", 2)[-1].replace("\n", " "),
-        "copy_bandwidth": copy_bw,
+        "calls": calls,
         "runs": out_runs,
         "aa_pairs": pairs,
         "best": best_rows,
+        "superseded": old_runs,
     }
 
     tb = lambda x: f"{x / 1e12:.3f}"
     pct = lambda x: f"{100 * x:.1f}%" if x is not None else "-"
     lines = [f"# LBM on {device['name']}", "",
-             f"Driver {device['driver']}, commit `{a.commit}`, {a.date}, domain "
+             f"Driver {driver}, {doc['commit']}, {a.date}, domain "
              f"{'x'.join(map(str, doc['domain'] or []))}. Produced by `{a.command}`.", "",
-             "## Copy bandwidth (best verified copy-kernel run per backend)", "",
-             "| backend | TB/s | dtype | config |", "|---|---|---|---|"]
-    for b, c in sorted(copy_bw.items()):
-        lines.append(f"| {b} | {tb(c['bytes_per_s'])} | {c['dtype']} | {c['config']} |")
+             "## Copy bandwidth (best verified copy-kernel run per backend and call)", "",
+             "| call | backend | TB/s | dtype | config |", "|---|---|---|---|---|"]
+    for c in calls:
+        for b, cb in sorted(c["copy_bandwidth"].items()):
+            lines.append(f"| {c['call']} | {b} | {tb(cb['bytes_per_s'])} | {cb['dtype']} | "
+                         f"{cb['config']} |")
     lines += ["", "## Best configuration per variant and backend", "",
               "AA rows: even + odd kernel, two updates per cell.", "",
-              "| lattice | collision | dtype | streaming | layout | ghost | backend | config | MLUP/s | TB/s at min. volume | of copy |",
-              "|---|---|---|---|---|---|---|---|---|---|---|"]
+              "| lattice | collision | dtype | streaming | layout | ghost | backend | call | config | MLUP/s | TB/s at min. volume | of copy |",
+              "|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in best_rows:
         lines.append(
             f"| {r['lattice']} | {r['collision'].upper()} | {r['dtype']} | {r['streaming']} | "
-            f"{r['layout']} | {r['ghost']} | {r['backend']} | {r['config']} | {r['mlups']:,.0f} | "
+            f"{r['layout']} | {r['ghost']} | {r['backend']} | {r['call']} | {r['config']} | "
+            f"{r['mlups']:,.0f} | "
             f"{tb(r['bandwidth_min_bytes_per_s'])} | {pct(r['fraction_of_copy'])} |")
-    lines += ["", "## Every run", "",
-              "| kernel | step | backend | config | median ms | MLUP/s | of copy | verified |",
-              "|---|---|---|---|---|---|---|---|"]
-    for r in out_runs:
-        if "mlups" in r:
-            lines.append(
-                f"| {r['kernel']} | {r['step']} | {r['backend']} | {r['config']} | "
-                f"{1e3 * r['median_s']:.3f} | {r['mlups']:,.0f} | {pct(r['fraction_of_copy'])} | "
-                f"yes (max error {r['max_error']:.1e}) |")
-        else:
-            why = r["error"] or ("verification failed" if not r["verified"] else r["status"])
-            lines.append(f"| {r['kernel']} | {r['step']} | {r['backend']} | {r['config']} | "
-                         f"{r['status']}: {why} | | | |")
+    def table(title, rows):
+        out = ["", title, "",
+               "| kernel | step | backend | call | config | median ms | MLUP/s | of copy | verified |",
+               "|---|---|---|---|---|---|---|---|---|"]
+        for r in rows:
+            head = f"| {r['kernel']} | {r['step']} | {r['backend']} | {r['call']} | {r['config']} |"
+            if "mlups" in r:
+                out.append(f"{head} {1e3 * r['median_s']:.3f} | {r['mlups']:,.0f} | "
+                           f"{pct(r['fraction_of_copy'])} | yes (max error {r['max_error']:.1e}) |")
+            else:
+                why = r["error"] or ("verification failed" if not r["verified"] else r["status"])
+                out.append(f"{head} {r['status']}: {why} | | | |")
+        return out
+
+    lines += table("## Every run", out_runs)
+    if old_runs:
+        lines += table("## Superseded by a later call (same kernel, step and backend)", old_runs)
     text = "\n".join(lines) + "\n"
-    if a.result:
-        os.makedirs(a.result, exist_ok=True)
-        json.dump(doc, open(os.path.join(a.result, "lbm.json"), "w"), indent=1)
-        open(os.path.join(a.result, "tables.md"), "w").write(text)
+    if a.out:
+        os.makedirs(a.out, exist_ok=True)
+        json.dump(doc, open(os.path.join(a.out, "lbm.json"), "w"), indent=1)
+        open(os.path.join(a.out, "tables.md"), "w").write(text)
     print(text)
 
 
