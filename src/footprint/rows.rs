@@ -1,0 +1,507 @@
+//! Row statistics of one representative block: when each of its sectors is touched, how long L1
+//! lines wait between touches, and which earlier block last touched the same sectors.
+//!
+//! Rows are independent in everything counted here, so a block is processed row by row: the
+//! accesses to one row are a few *touches* (an instruction at a fold point covers an x-range of
+//! the row), at known steps of the block's run (fold point by fold point, instruction by
+//! instruction, as the emitted code issues them). Per row, small arrays over its lines and sectors
+//! record the last step each line was touched (the reuse gap, for the L1 model) and the first step
+//! each sector was touched (when the block brings it into L2, for the L2 model). Blocks with many
+//! rows are represented by a stratified sample of rows (every region of the footprint, spread
+//! over its rows), each weighted by the rows it stands for.
+
+use super::geometry::{ElemBox, Plane, PlaneAccess};
+use crate::ir::AccessKind;
+
+const NONE: u32 = u32::MAX;
+
+/// Position and valid extent of a block, in lattice points.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct BlockAt {
+    /// First point of the tile.
+    pub origin: [i64; 3],
+    /// Valid extent (partial at the grid's end).
+    pub ext: [i64; 3],
+}
+
+/// An earlier block whose footprint may overlap the representative block's.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Neighbour {
+    /// Launch-order distance (positive: this many blocks earlier).
+    pub delta: i64,
+    /// Where it is.
+    pub at: BlockAt,
+    /// Bounding box of its footprint: x, y, z ranges.
+    pub bbox: [(i64, i64); 3],
+}
+
+/// Sectors of the representative block last touched by an earlier block.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct Claim {
+    /// Launch-order distance to that block.
+    pub delta: i64,
+    /// The step at which that block first touched them.
+    pub then: u32,
+    /// The step at which this block first touches them.
+    pub now: u32,
+    /// Sectors (weighted).
+    pub sectors: f64,
+}
+
+/// A re-fetch from L2 after an L1 eviction.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct Refetch {
+    /// Step of the previous touch of the line.
+    pub then: u32,
+    /// Step of this touch.
+    pub now: u32,
+    /// Sectors (weighted).
+    pub sectors: f64,
+}
+
+/// The launch configuration in the terms the row pass needs.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Shape {
+    /// Threads per block.
+    pub block: [i64; 3],
+    /// Fold factors.
+    pub fold: [i64; 3],
+    /// Instructions per point (loads and stores).
+    pub slots: u32,
+    /// Sector and line size.
+    pub sector: i64,
+    pub line: i64,
+}
+
+impl Shape {
+    /// Steps of one block's run.
+    pub fn steps(&self) -> usize {
+        (self.fold.iter().product::<i64>() as usize) * self.slots as usize
+    }
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Touch {
+    step: u32,
+    /// First byte (absolute).
+    start: i64,
+    /// Elements.
+    n: i64,
+    /// Bytes between elements.
+    pitch: i64,
+    /// Bytes per element.
+    len: i64,
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Event {
+    line: u32,
+    step: u32,
+    prev: u32,
+    mask: u64,
+    weight: f64,
+}
+
+/// A row to process: plane, y, z and the rows it stands for.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct SampledRow {
+    pub plane: u32,
+    pub y: i64,
+    pub z: i64,
+    pub weight: f64,
+}
+
+/// Scratch buffers and results of the row pass.
+#[derive(Debug, Default)]
+pub(crate) struct RowPass {
+    touches: Vec<Touch>,
+    nb: Vec<Touch>,
+    ranges: Vec<(i64, i64)>,
+    lines: Vec<(i64, u64)>,
+    last: Vec<u32>,
+    first: Vec<u32>,
+    nb_first: Vec<u32>,
+    claimed: Vec<bool>,
+    events: Vec<Event>,
+    ever: Vec<u64>,
+    present: Vec<u64>,
+    line_count: usize,
+    /// Line touches by reuse gap in steps (index = gap).
+    pub gaps: Vec<f64>,
+    /// Lines touched (first touches).
+    pub lines_touched: f64,
+    /// Sectors first touched, per step.
+    pub first_touch: Vec<f64>,
+    /// Claims found.
+    pub claims: Vec<Claim>,
+    /// Re-fetches found by [`RowPass::refetches`].
+    pub refetched: Vec<Refetch>,
+}
+
+/// Builds the touches of row `(y, z)` of `plane` by the block `at` into `out`, in step order;
+/// `acc` holds the loads (those of other planes are skipped).
+fn touches(
+    out: &mut Vec<Touch>,
+    plane: &Plane,
+    pi: usize,
+    acc: &[PlaneAccess],
+    at: &BlockAt,
+    sh: &Shape,
+    y: i64,
+    z: i64,
+) {
+    out.clear();
+    let base = plane.row_base(y, z);
+    for a in acc.iter().filter(|a| a.plane == pi) {
+        let t1 = y - at.origin[1] - a.off[1];
+        let t2 = z - at.origin[2] - a.off[2];
+        if t1 < 0 || t1 >= at.ext[1] || t2 < 0 || t2 >= at.ext[2] {
+            continue;
+        }
+        let (f1, f2) = (t1 / sh.block[1], t2 / sh.block[2]);
+        let b0 = sh.block[0];
+        for f0 in 0..sh.fold[0] {
+            let xa = f0 * b0;
+            if xa >= at.ext[0] {
+                break;
+            }
+            let xb = (xa + b0).min(at.ext[0]);
+            let x0 = at.origin[0] + xa + a.off[0];
+            let fp = f0 + sh.fold[0] * (f1 + sh.fold[1] * f2);
+            let start = base + x0 * plane.pitch + a.comp * plane.elem;
+            out.push(if plane.interleaved() {
+                Touch {
+                    step: fp as u32 * sh.slots + a.slot,
+                    start,
+                    n: xb - xa,
+                    pitch: plane.pitch,
+                    len: plane.elem,
+                }
+            } else {
+                Touch {
+                    step: fp as u32 * sh.slots + a.slot,
+                    start,
+                    n: 1,
+                    pitch: 0,
+                    len: (xb - xa) * plane.pitch,
+                }
+            });
+        }
+    }
+    out.sort_unstable_by_key(|t| t.step);
+}
+
+/// Sector ranges `[first, last]` of a touch, in increasing order, into `out`.
+fn sector_ranges(t: &Touch, s: i64, out: &mut Vec<(i64, i64)>) {
+    out.clear();
+    for k in 0..t.n {
+        let a = t.start + k * t.pitch;
+        let (f, l) = (a.div_euclid(s), (a + t.len - 1).div_euclid(s));
+        match out.last_mut() {
+            Some(r) if f <= r.1 + 1 => r.1 = r.1.max(l),
+            _ => out.push((f, l)),
+        }
+    }
+}
+
+impl RowPass {
+    /// Clears the results.
+    pub fn reset(&mut self, steps: usize) {
+        self.gaps.clear();
+        self.gaps.resize(steps + 1, 0.0);
+        self.first_touch.clear();
+        self.first_touch.resize(steps, 0.0);
+        self.lines_touched = 0.0;
+        self.claims.clear();
+        self.refetched.clear();
+        self.events.clear();
+        self.line_count = 0;
+    }
+
+    /// Processes the sampled rows of the block `at`: first touches and L1 gaps (when `l1`), and
+    /// claims by `neighbours` (sorted by increasing `delta`), all weighted by `weight`.
+    #[allow(clippy::too_many_arguments)]
+    pub fn block(
+        &mut self,
+        planes: &[Plane],
+        acc: &[PlaneAccess],
+        sh: &Shape,
+        at: &BlockAt,
+        rows: &[SampledRow],
+        neighbours: &[Neighbour],
+        l1: bool,
+        weight: f64,
+    ) {
+        let (s, line) = (sh.sector, sh.line);
+        let spl = line / s;
+        for r in rows {
+            let pi = r.plane as usize;
+            let plane = &planes[pi];
+            let mut own = std::mem::take(&mut self.touches);
+            touches(&mut own, plane, pi, acc, at, sh, r.y, r.z);
+            if own.is_empty() {
+                self.touches = own;
+                continue;
+            }
+            let (mut lo, mut hi) = (i64::MAX, i64::MIN);
+            for t in &own {
+                lo = lo.min(t.start);
+                hi = hi.max(t.start + (t.n - 1) * t.pitch + t.len);
+            }
+            // Sectors and lines of the row, indexed from the row's first line.
+            let l0 = lo.div_euclid(line);
+            let s0 = l0 * spl;
+            let nl = ((hi - 1).div_euclid(line) - l0 + 1) as usize;
+            let ns = nl * spl as usize;
+            self.first.clear();
+            self.first.resize(ns, NONE);
+            self.last.clear();
+            self.last.resize(nl, NONE);
+            let w = r.weight * weight;
+            let row_line0 = self.line_count;
+            if l1 {
+                self.line_count += nl;
+            }
+            for t in &own {
+                sector_ranges(t, s, &mut self.ranges);
+                if l1 {
+                    self.lines.clear();
+                    for &(f, l) in &self.ranges {
+                        let mut x = f;
+                        while x <= l {
+                            let li = x.div_euclid(spl);
+                            let end = l.min(li * spl + spl - 1);
+                            let bits = (end - x + 1) as u32;
+                            let m = (u64::MAX >> (64 - bits)) << (x - li * spl);
+                            match self.lines.last_mut() {
+                                Some(e) if e.0 == li => e.1 |= m,
+                                _ => self.lines.push((li, m)),
+                            }
+                            x = end + 1;
+                        }
+                    }
+                    for &(li, m) in &self.lines {
+                        let k = (li - l0) as usize;
+                        let prev = self.last[k];
+                        if prev == NONE {
+                            self.lines_touched += w;
+                        } else {
+                            self.gaps[(t.step - prev) as usize] += w;
+                        }
+                        self.last[k] = t.step;
+                        self.events.push(Event {
+                            line: (row_line0 + k) as u32,
+                            step: t.step,
+                            prev,
+                            mask: m,
+                            weight: w,
+                        });
+                    }
+                }
+                for &(f, l) in &self.ranges {
+                    for x in f..=l {
+                        let k = (x - s0) as usize;
+                        if self.first[k] == NONE {
+                            self.first[k] = t.step;
+                            self.first_touch[t.step as usize] += w;
+                        }
+                    }
+                }
+            }
+            self.touches = own;
+            if !neighbours.is_empty() {
+                self.claim_row(plane, pi, acc, sh, r, neighbours, s0, ns, w);
+            }
+        }
+    }
+
+    /// Claims the sectors of one row (whose first touches are in `self.first`) for the most
+    /// recent earlier neighbour that touches them.
+    #[allow(clippy::too_many_arguments)]
+    fn claim_row(
+        &mut self,
+        plane: &Plane,
+        pi: usize,
+        acc: &[PlaneAccess],
+        sh: &Shape,
+        r: &SampledRow,
+        neighbours: &[Neighbour],
+        s0: i64,
+        ns: usize,
+        w: f64,
+    ) {
+        let s = sh.sector;
+        self.claimed.clear();
+        self.claimed.resize(ns, false);
+        let mut left = self.first.iter().filter(|f| **f != NONE).count();
+        let (xlo, xhi) = (
+            (s0 * s - plane.row_base(r.y, r.z)).div_euclid(plane.pitch) - 1,
+            ((s0 + ns as i64) * s - plane.row_base(r.y, r.z)).div_euclid(plane.pitch) + 1,
+        );
+        let mut cached: Option<((i64, i64, [i64; 3]), i64)> = None;
+        for n in neighbours {
+            if left == 0 {
+                break;
+            }
+            let b = &n.bbox;
+            if r.y < b[1].0 || r.y >= b[1].1 || r.z < b[2].0 || r.z >= b[2].1 {
+                continue;
+            }
+            if b[0].1 <= xlo || b[0].0 >= xhi {
+                continue;
+            }
+            // Neighbours differing only in x touch this row alike, shifted by whole tiles.
+            let mut nb = std::mem::take(&mut self.nb);
+            let key = (n.at.origin[1], n.at.origin[2], n.at.ext);
+            match cached {
+                Some((k, x0)) if k == key => {
+                    let shift = (n.at.origin[0] - x0) * plane.pitch;
+                    for t in nb.iter_mut() {
+                        t.start += shift;
+                    }
+                }
+                _ => touches(&mut nb, plane, pi, acc, &n.at, sh, r.y, r.z),
+            }
+            cached = Some((key, n.at.origin[0]));
+            if nb.is_empty() {
+                self.nb = nb;
+                continue;
+            }
+            self.nb_first.clear();
+            self.nb_first.resize(ns, NONE);
+            for t in &nb {
+                sector_ranges(t, s, &mut self.ranges);
+                for &(f, l) in &self.ranges {
+                    let (f, l) = (f.max(s0), l.min(s0 + ns as i64 - 1));
+                    for x in f..=l {
+                        let k = (x - s0) as usize;
+                        if self.nb_first[k] == NONE {
+                            self.nb_first[k] = t.step;
+                        }
+                    }
+                }
+            }
+            self.nb = nb;
+            for k in 0..ns {
+                let (own, then) = (self.first[k], self.nb_first[k]);
+                if own == NONE || then == NONE || self.claimed[k] {
+                    continue;
+                }
+                self.claimed[k] = true;
+                left -= 1;
+                match self.claims.last_mut() {
+                    Some(c) if c.delta == n.delta && c.then == then && c.now == own => {
+                        c.sectors += w
+                    }
+                    _ => self.claims.push(Claim {
+                        delta: n.delta,
+                        then,
+                        now: own,
+                        sectors: w,
+                    }),
+                }
+            }
+        }
+    }
+
+    /// The Denning working set: average lines touched in a window of `g` steps, for `g` in
+    /// `0..=steps` (from the gap distribution of line touches).
+    pub fn working_set(&self, steps: usize, out: &mut Vec<f64>) {
+        out.clear();
+        out.push(0.0);
+        // Touches with a gap above j: first touches (gap infinite) and gaps > j.
+        let mut above: f64 = self.lines_touched + self.gaps.iter().sum::<f64>();
+        let mut w = 0.0;
+        for j in 0..steps {
+            w += above / steps as f64;
+            out.push(w);
+            above -= self.gaps.get(j + 1).copied().unwrap_or(0.0);
+        }
+    }
+
+    /// Replays the L1 events with lines evicted after gaps of `threshold` steps or more; returns
+    /// the weighted sectors re-fetched and records them in `refetched`.
+    pub fn refetches(&mut self, threshold: u32) -> f64 {
+        self.ever.clear();
+        self.ever.resize(self.line_count, 0);
+        self.present.clear();
+        self.present.resize(self.line_count, 0);
+        let mut total = 0.0;
+        for e in &self.events {
+            let l = e.line as usize;
+            if e.prev != NONE && e.step - e.prev >= threshold {
+                self.present[l] = 0;
+            }
+            let again = (e.mask & self.ever[l] & !self.present[l]).count_ones();
+            self.present[l] |= e.mask;
+            self.ever[l] |= e.mask;
+            if again > 0 {
+                let n = e.weight * again as f64;
+                total += n;
+                match self.refetched.last_mut() {
+                    Some(r) if r.then == e.prev && r.now == e.step => r.sectors += n,
+                    _ => self.refetched.push(Refetch {
+                        then: e.prev,
+                        now: e.step,
+                        sectors: n,
+                    }),
+                }
+            }
+        }
+        total
+    }
+}
+
+/// A systematic sample of `budget` rows of the regions `regions` (rows in region order, y
+/// fastest), taken from a stream of `total_rows` rows shared with other planes: `offset` rows of
+/// that stream come before these regions. Every row stands for `total_rows / budget` rows; all of
+/// them are taken when there are no more than `budget`.
+pub(crate) fn sample_rows(
+    regions: &[(i64, i64, i64, i64)],
+    pi: u32,
+    budget: usize,
+    total_rows: f64,
+    offset: f64,
+    out: &mut Vec<SampledRow>,
+) {
+    let all = total_rows <= budget as f64;
+    let spacing = if all { 1.0 } else { total_rows / budget as f64 };
+    // The sample points are (k + 1/2)·spacing for k = 0, 1, ...
+    let mut next = if all {
+        offset
+    } else {
+        ((offset / spacing - 0.5).ceil().max(0.0) + 0.5) * spacing
+    };
+    let mut start = offset;
+    for &(ya, yb, za, zb) in regions {
+        let (dy, dz) = (yb - ya, zb - za);
+        let end = start + (dy * dz) as f64;
+        while next < end {
+            let idx = (next - start).floor() as i64;
+            out.push(SampledRow {
+                plane: pi,
+                y: ya + idx % dy,
+                z: za + idx / dy,
+                weight: spacing,
+            });
+            next += spacing;
+        }
+        start = end;
+    }
+}
+
+/// The boxes of the loads of block `at` on plane `pi`.
+pub(crate) fn load_boxes(acc: &[PlaneAccess], pi: usize, at: &BlockAt, out: &mut Vec<ElemBox>) {
+    out.clear();
+    for a in acc
+        .iter()
+        .filter(|a| a.plane == pi && a.kind == AccessKind::Load)
+    {
+        out.push(ElemBox {
+            x: (at.origin[0] + a.off[0], at.origin[0] + a.off[0] + at.ext[0]),
+            y: (at.origin[1] + a.off[1], at.origin[1] + a.off[1] + at.ext[1]),
+            z: (at.origin[2] + a.off[2], at.origin[2] + a.off[2] + at.ext[2]),
+            comp: a.comp,
+        });
+    }
+}
