@@ -6,6 +6,16 @@ use stencilscope::footprint::{CacheParams, Estimator};
 use stencilscope::model::estimate_registers;
 use stencilscope::spec::{load_machine, load_stencil};
 
+/// CPU seconds of this process so far (Linux; `None` elsewhere), less noisy than wall time on a
+/// shared machine.
+fn cpu_seconds() -> Option<f64> {
+    let stat = std::fs::read_to_string("/proc/self/stat").ok()?;
+    let rest = &stat[stat.rfind(')')? + 2..];
+    let f: Vec<&str> = rest.split_whitespace().collect();
+    let ticks: f64 = f.get(11)?.parse::<f64>().ok()? + f.get(12)?.parse::<f64>().ok()?;
+    Some(ticks / 100.0)
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     let file = args.get(1).map_or("stencils/star3d_r4.toml", String::as_str);
@@ -26,6 +36,7 @@ fn main() {
     }
     let mut est = Estimator::default();
     let mut times = Vec::with_capacity(jobs.len());
+    let cpu0 = cpu_seconds();
     let t0 = std::time::Instant::now();
     for (c, p) in &jobs {
         let t = std::time::Instant::now();
@@ -33,6 +44,13 @@ fn main() {
         times.push((t.elapsed().as_secs_f64(), *c));
     }
     let el = t0.elapsed().as_secs_f64();
+    if let (Some(a), Some(b)) = (cpu0, cpu_seconds()) {
+        println!(
+            "CPU time {:.2} s: {:.0} configurations per CPU second",
+            b - a,
+            jobs.len() as f64 / (b - a)
+        );
+    }
     println!(
         "{} legal configurations of {} on {machine}, domain {domain}: {el:.3} s, {:.0}/s",
         jobs.len(),

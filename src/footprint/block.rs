@@ -27,13 +27,19 @@
 //!   distance.
 //! * DRAM store = the distinct sectors written.
 
-use super::geometry::{convolve, residues, Counter, ElemBox, Plane, PlaneAccess, Tally};
-use super::rows::{load_boxes, sample_rows, BlockAt, Neighbour, RowPass, SampledRow, Shape};
+use super::geometry::{
+    convolve, residues, Counter, ElemBox, IntHasher, Plane, PlaneAccess, Tally,
+};
+use std::collections::HashMap;
+use std::hash::BuildHasherDefault;
+use super::rows::{load_boxes, sample_rows, BlockAt, Grid, Issue, Link, RowPass, SampledRow, Shape};
 use super::{CacheParams, MemoryProgram, SizeClasses};
 use crate::ir::AccessKind;
 
-/// Rows processed per representative block at most.
+/// Rows processed per representative block at most, where L1 may overflow.
 const ROW_BUDGET: usize = 64;
+/// Rows processed otherwise, and per block sampled for its links only.
+const LINK_ROWS: usize = super::rows::LINK_ROWS;
 /// Axes with fewer blocks than this are sampled at their first block as well as inside.
 const SMALL_GRID: usize = 16;
 
@@ -45,9 +51,21 @@ pub(crate) struct BlockTotals {
     pub dram_store_sectors: f64,
 }
 
+/// The unions over the whole grid, and what they were computed for.
+#[derive(Debug, Clone)]
+struct Unions {
+    planes: Vec<Plane>,
+    acc: Vec<PlaneAccess>,
+    domain: [i64; 3],
+    sector: i64,
+    compulsory: f64,
+    stored: Tally,
+}
+
 /// Scratch buffers, reused between calls.
 #[derive(Debug, Default)]
 pub(crate) struct BlockScratch {
+    unions: Option<Unions>,
     planes: Vec<Plane>,
     acc: Vec<PlaneAccess>,
     /// The loads of `acc`.
@@ -65,9 +83,146 @@ pub(crate) struct BlockScratch {
     plane_regions: Vec<(usize, usize, usize)>,
     rows: Vec<SampledRow>,
     pass: RowPass,
-    neighbours: Vec<Neighbour>,
     ws: Vec<f64>,
     cum: Vec<f64>,
+    step_acc: Vec<f64>,
+    merged: Vec<Link>,
+    link_index: HashMap<u64, usize, BuildHasherDefault<IntHasher>>,
+    share: Vec<(u32, Vec<f64>)>,
+}
+
+/// Whether two links are of the same class.
+fn same_link(a: &Link, b: &Link) -> bool {
+    (a.m, a.then, a.now, a.rest, a.part) == (b.m, b.then, b.now, b.rest, b.part)
+}
+
+/// Steps are binned into at most this many bins for the tables of links.
+const MAX_BINS: usize = 32;
+
+/// Distinct sectors through L2 in windows of the machine's run. Every block of a wave streams the
+/// average block's L2 accesses (`cum`, cumulative by step); a sector accessed several times in a
+/// window counts once, so the window's volume is the stream minus the links (time-consecutive
+/// accesses of a sector) lying entirely inside it. Links are kept per wave distance `m` in 2D
+/// prefix sums over the bins of their two steps.
+struct Window<'a> {
+    tables: &'a mut Vec<(u32, Vec<f64>)>,
+    used: usize,
+    cum: &'a [f64],
+    steps: usize,
+    bins: usize,
+    wave: f64,
+}
+
+impl<'a> Window<'a> {
+    fn new(
+        tables: &'a mut Vec<(u32, Vec<f64>)>,
+        cum: &'a [f64],
+        steps: usize,
+        bins: usize,
+        wave: f64,
+    ) -> Window<'a> {
+        Window {
+            tables,
+            used: 0,
+            cum,
+            steps,
+            bins,
+            wave,
+        }
+    }
+
+    fn bin(&self, step: usize) -> usize {
+        step * self.bins / self.steps.max(1)
+    }
+
+    /// Records `w` sectors linked `m` waves apart, at steps `then` and `now`.
+    fn add(&mut self, m: u32, then: usize, now: usize, w: f64) {
+        let n = self.bins + 1;
+        let t = match self.tables[..self.used].iter().position(|t| t.0 == m) {
+            Some(t) => t,
+            None => {
+                if self.used == self.tables.len() {
+                    self.tables.push((m, Vec::new()));
+                }
+                let t = &mut self.tables[self.used];
+                t.0 = m;
+                t.1.clear();
+                t.1.resize(n * n, 0.0);
+                self.used += 1;
+                self.used - 1
+            }
+        };
+        let (i, j) = (self.bin(then), self.bin(now));
+        self.tables[t].1[(i + 1) * n + j + 1] += w;
+    }
+
+    /// Turns the tables into prefix sums.
+    fn finish(&mut self) {
+        let n = self.bins + 1;
+        for (_, t) in self.tables[..self.used].iter_mut() {
+            for i in 1..n {
+                for j in 1..n {
+                    t[i * n + j] += t[(i - 1) * n + j] + t[i * n + j - 1] - t[(i - 1) * n + j - 1];
+                }
+            }
+        }
+    }
+
+    /// Links of table `t` with the earlier access in steps `[a1, a2)` and the later one in
+    /// `[b1, b2)`.
+    fn links(&self, t: &[f64], a1: usize, a2: usize, b1: usize, b2: usize) -> f64 {
+        if a2 <= a1 || b2 <= b1 {
+            return 0.0;
+        }
+        let n = self.bins + 1;
+        let (i1, i2, j1, j2) = (self.bin(a1), self.bin(a2), self.bin(b1), self.bin(b2));
+        t[i2 * n + j2] - t[i1 * n + j2] - t[i2 * n + j1] + t[i1 * n + j1]
+    }
+
+    /// Sectors through L2 from the blocks that issue step `k` in a share `share` of the wave.
+    fn partial(&self, k: usize, share: f64) -> f64 {
+        self.wave * share.max(0.0) * (self.cum[k + 1] - self.cum[k])
+    }
+
+    /// Distinct sectors through L2 in the steps strictly between an access at step `then` and
+    /// one at step `now`, `m` waves later.
+    fn distance(&self, m: u32, then: usize, now: usize) -> f64 {
+        let (k, c) = (self.steps, self.cum);
+        let per_block = if m == 0 {
+            let (a, b) = (then.min(now) + 1, then.max(now));
+            if b <= a {
+                return 0.0;
+            }
+            let inside = self.tables[..self.used]
+                .iter()
+                .filter(|t| t.0 == 0)
+                .map(|t| self.links(&t.1, a, b, a, b))
+                .sum::<f64>();
+            c[b] - c[a] - inside
+        } else {
+            // The rest of the earlier wave after `then`, m - 1 whole waves, the later wave
+            // before `now`. A link `mc` waves long lies inside when it starts in the tail, in
+            // one of the m - mc - 1 waves after it, or ends in the head.
+            let tail = (then + 1).min(k);
+            let stream = c[k] - c[tail] + (m - 1) as f64 * c[k] + c[now];
+            let mut inside = 0.0;
+            for (mc, t) in &self.tables[..self.used] {
+                let mc = *mc;
+                if mc > m {
+                    continue;
+                }
+                if mc == m {
+                    inside += self.links(t, tail, k, 0, now);
+                } else {
+                    inside += (m - mc - 1) as f64 * self.links(t, 0, k, 0, k)
+                        + self.links(t, tail, k, 0, k)
+                        + self.links(t, 0, k, 0, now);
+                }
+            }
+            stream - inside
+        };
+        self.wave * per_block.max(0.0)
+    }
 }
 
 /// Samples along one axis of `g` blocks: `(block index, blocks it stands for)`.
@@ -91,59 +246,6 @@ impl BlockScratch {
         }
     }
 
-    /// Footprint bounding box of the loads of a block at `at`.
-    fn bbox(&self, at: &BlockAt) -> [(i64, i64); 3] {
-        std::array::from_fn(|d| {
-            (
-                at.origin[d] + self.reach[d].0,
-                at.origin[d] + at.ext[d] + self.reach[d].1,
-            )
-        })
-    }
-
-    /// Earlier blocks whose footprint may share sectors with that of block `b`, closest first.
-    fn find_neighbours(&mut self, classes: &SizeClasses, b: [usize; 3], slack: i64) {
-        self.neighbours.clear();
-        let own = self.bbox(&Self::at(classes, b));
-        let grid = classes.grid;
-        let reach = |d: usize| -> i64 {
-            let span = own[d].1 - own[d].0 + if d == 0 { 2 * slack } else { 0 };
-            span / classes.tile[d] as i64 + 1
-        };
-        let (rx, ry, rz) = (reach(0), reach(1), reach(2));
-        let id = |v: [i64; 3]| v[0] + grid[0] as i64 * (v[1] + grid[1] as i64 * v[2]);
-        let me = [b[0] as i64, b[1] as i64, b[2] as i64];
-        for dz in -rz..=0 {
-            for dy in -ry..=ry {
-                for dx in -rx..=rx {
-                    let n = [me[0] + dx, me[1] + dy, me[2] + dz];
-                    if (0..3).any(|d| n[d] < 0 || n[d] >= grid[d] as i64) {
-                        continue;
-                    }
-                    let delta = id(me) - id(n);
-                    if delta <= 0 {
-                        continue;
-                    }
-                    let nb = [n[0] as usize, n[1] as usize, n[2] as usize];
-                    let at = Self::at(classes, nb);
-                    let bb = self.bbox(&at);
-                    let overlaps = (0..3).all(|d| {
-                        let sl = if d == 0 { slack } else { 0 };
-                        bb[d].0 < own[d].1 + sl && own[d].0 - sl < bb[d].1
-                    });
-                    if overlaps {
-                        self.neighbours.push(Neighbour {
-                            delta,
-                            at,
-                            bbox: bb,
-                        });
-                    }
-                }
-            }
-        }
-        self.neighbours.sort_unstable_by_key(|n| n.delta);
-    }
-
     /// Samples the rows of the footprint of a block at `at` into `self.rows`.
     fn sample(&mut self, at: &BlockAt) {
         self.regions.clear();
@@ -155,7 +257,7 @@ impl BlockScratch {
             }
             self.keep_regions(pi);
         }
-        self.sample_kept();
+        self.sample_kept(LINK_ROWS);
     }
 
     /// Keeps the regions of the last decomposition, those of plane `pi`, for sampling.
@@ -170,7 +272,7 @@ impl BlockScratch {
     }
 
     /// Samples rows from the kept regions into `self.rows`.
-    fn sample_kept(&mut self) {
+    fn sample_kept(&mut self, budget: usize) {
         self.rows.clear();
         let total: f64 = self
             .regions
@@ -182,7 +284,7 @@ impl BlockScratch {
             sample_rows(
                 &self.regions[a..b],
                 pi as u32,
-                ROW_BUDGET,
+                budget,
                 total,
                 offset,
                 &mut self.rows,
@@ -225,7 +327,6 @@ impl BlockScratch {
             py.last().expect("an axis has a block").0,
             pz.last().expect("an axis has a block").0,
         ];
-        let rep_at = Self::at(classes, rep);
         let rep_class = classes.class_of(rep);
 
         // Exact footprint totals per size class: one block of the class (the representative where
@@ -276,37 +377,56 @@ impl BlockScratch {
 
         // The unions over the whole grid: every point of the domain is updated once, so they are
         // the domain shifted by each access's offset.
-        let whole = BlockAt {
-            origin: [0; 3],
-            ext: dom,
-        };
-        let mut compulsory = 0.0;
-        let mut stored = Tally::default();
-        for pi in 0..self.planes.len() {
-            let pl = self.planes[pi];
-            load_boxes(&self.acc, pi, &whole, &mut self.boxes);
-            if !self.boxes.is_empty() {
-                compulsory += self.counter.count(&pl, &self.boxes, &[(0, 1.0)], s).distinct;
+        // They depend on the kernel and the domain only: kept for the next configuration.
+        let key_matches = self.unions.as_ref().is_some_and(|u| {
+            u.planes == self.planes && u.acc == self.acc && u.domain == dom && u.sector == s
+        });
+        if !key_matches {
+            let whole = BlockAt {
+                origin: [0; 3],
+                ext: dom,
+            };
+            let mut compulsory = 0.0;
+            let mut stored = Tally::default();
+            for pi in 0..self.planes.len() {
+                let pl = self.planes[pi];
+                load_boxes(&self.acc, pi, &whole, &mut self.boxes);
+                if !self.boxes.is_empty() {
+                    compulsory += self.counter.count(&pl, &self.boxes, &[(0, 1.0)], s).distinct;
+                }
+                self.boxes.clear();
+                for a in self
+                    .acc
+                    .iter()
+                    .filter(|a| a.plane == pi && a.kind == AccessKind::Store)
+                {
+                    self.boxes.push(ElemBox {
+                        x: (a.off[0], a.off[0] + dom[0]),
+                        y: (a.off[1], a.off[1] + dom[1]),
+                        z: (a.off[2], a.off[2] + dom[2]),
+                        comp: a.comp,
+                    });
+                }
+                if !self.boxes.is_empty() {
+                    let t = self.counter.count(&pl, &self.boxes, &[(0, 1.0)], s);
+                    stored.distinct += t.distinct;
+                    stored.full += t.full;
+                }
             }
-            self.boxes.clear();
-            for a in self
-                .acc
-                .iter()
-                .filter(|a| a.plane == pi && a.kind == AccessKind::Store)
-            {
-                self.boxes.push(ElemBox {
-                    x: (a.off[0], a.off[0] + dom[0]),
-                    y: (a.off[1], a.off[1] + dom[1]),
-                    z: (a.off[2], a.off[2] + dom[2]),
-                    comp: a.comp,
-                });
-            }
-            if !self.boxes.is_empty() {
-                let t = self.counter.count(&pl, &self.boxes, &[(0, 1.0)], s);
-                stored.distinct += t.distinct;
-                stored.full += t.full;
-            }
+            self.unions = Some(Unions {
+                planes: self.planes.clone(),
+                acc: self.acc.clone(),
+                domain: dom,
+                sector: s,
+                compulsory,
+                stored,
+            });
         }
+        let (compulsory, stored) = self
+            .unions
+            .as_ref()
+            .map(|u| (u.compulsory, u.stored))
+            .expect("computed above");
 
         // Row statistics: the representative block inside the grid, and on small axes the first
         // block too (it has no earlier neighbour along that axis).
@@ -320,35 +440,41 @@ impl BlockScratch {
         };
         let steps = sh.steps();
         self.pass.reset(steps);
-        let slack = self
-            .planes
-            .iter()
-            .map(|pl| s / pl.pitch + 1)
-            .max()
-            .unwrap_or(1);
+        let wave_blocks = (p.sms * p.blocks_per_sm).min(nblocks).max(1) as i64;
+        let issue = Issue {
+            wave: wave_blocks,
+            sms: p.sms as i64,
+        };
+        let lattice = Grid {
+            blocks: grid.map(|g| g as i64),
+            tile: tile.map(|t| t as i64),
+            domain: dom,
+        };
+        let index = |b: [usize; 3]| b.map(|v| v as i64);
         let rep_weight = px.last().map_or(1.0, |v| v.1)
             * py.last().map_or(1.0, |v| v.1)
             * pz.last().map_or(1.0, |v| v.1);
-        self.find_neighbours(classes, rep, slack);
-        self.sample_kept();
-        let rows = std::mem::take(&mut self.rows);
-        let neighbours = std::mem::take(&mut self.neighbours);
-        // L1 can only overflow if the resident blocks' distinct lines exceed it.
+        // L1 can only overflow if the resident blocks' distinct lines exceed it; only then are
+        // more rows needed than those the links are found on.
         let resident = p.blocks_per_sm.min(nblocks.div_ceil(p.sms)).max(1) as f64;
         let cap = (p.l1_bytes / p.line_bytes) as f64;
         let l1_overflows = resident * rep_lines > cap;
+        self.sample_kept(if l1_overflows { ROW_BUDGET } else { LINK_ROWS });
+        let rows = std::mem::take(&mut self.rows);
         self.pass.block(
             &self.planes,
             &self.loads,
             &sh,
-            &rep_at,
+            &lattice,
+            index(rep),
+            self.reach,
             &rows,
-            &neighbours,
+            issue,
             l1_overflows,
+            true,
             rep_weight,
         );
         self.rows = rows;
-        self.neighbours = neighbours;
         let rep_sectors: f64 = self.pass.first_touch.iter().sum::<f64>() / rep_weight;
         for &(bz, wz) in &pz {
             for &(by, wy) in &py {
@@ -358,23 +484,22 @@ impl BlockScratch {
                         continue;
                     }
                     let at = Self::at(classes, b);
-                    self.find_neighbours(classes, b, slack);
                     self.sample(&at);
                     let rows = std::mem::take(&mut self.rows);
-                    let neighbours = std::mem::take(&mut self.neighbours);
-                    let w = wx * wy * wz;
                     self.pass.block(
                         &self.planes,
                         &self.loads,
                         &sh,
-                        &at,
+                        &lattice,
+                        index(b),
+                        self.reach,
                         &rows,
-                        &neighbours,
+                        issue,
                         false,
-                        w,
+                        true,
+                        wx * wy * wz,
                     );
                     self.rows = rows;
-                    self.neighbours = neighbours;
                 }
             }
         }
@@ -406,86 +531,118 @@ impl BlockScratch {
             refetch_total += count[c] * (with - per_block);
         }
 
-        // L2: the stream of first touches of the average block, per step, stores included.
+        // L2: the stream of L2 accesses of the average block, per step: first touches, stores
+        // and re-fetches.
         let avg_loads = all_footprints / nblocks as f64;
         // A sector written several times (partial stores) occupies L2 once.
         let avg_stores = stored.distinct.min(l2_store_sectors) / nblocks as f64;
         let first_total: f64 = self.pass.first_touch.iter().sum();
-        let store_slots: Vec<usize> = prog
+        let store_slots = prog
             .instructions
             .iter()
-            .enumerate()
-            .filter(|(_, i)| i.kind == AccessKind::Store)
-            .map(|(j, _)| j)
-            .collect();
+            .filter(|i| i.kind == AccessKind::Store)
+            .count();
         let points = cfg.points_per_thread();
+        self.step_acc.clear();
+        self.step_acc.resize(steps, 0.0);
+        for (k, v) in self.step_acc.iter_mut().enumerate() {
+            if first_total > 0.0 {
+                *v += self.pass.first_touch[k] / first_total * avg_loads;
+            }
+            if prog.instructions[k % sh.slots as usize].kind == AccessKind::Store {
+                *v += avg_stores / (points * store_slots) as f64;
+            }
+        }
+        let refetched_sampled: f64 = self.pass.refetched.iter().map(|r| r.sectors).sum();
+        if refetched_sampled > 0.0 {
+            for r in &self.pass.refetched {
+                self.step_acc[r.now as usize] +=
+                    r.sectors / refetched_sampled * refetch_total / nblocks as f64;
+            }
+        }
         self.cum.clear();
         self.cum.push(0.0);
-        let mut acc_sum = 0.0;
-        for k in 0..steps {
-            if first_total > 0.0 {
-                acc_sum += self.pass.first_touch[k] / first_total * avg_loads;
-            }
-            if store_slots.contains(&(k % sh.slots as usize)) {
-                acc_sum += avg_stores / (points * store_slots.len()) as f64;
-            }
-            self.cum.push(acc_sum);
+        let mut sum = 0.0;
+        for v in &self.step_acc {
+            sum += v;
+            self.cum.push(sum);
         }
-        let per_block = acc_sum.max(1e-30);
-        let wave = (p.sms * p.blocks_per_sm).min(nblocks).max(1) as f64;
+        // Time-ordered links (previous access of each reused sector), per block, scaled to the
+        // exact reuse total; L1 re-fetches are links within the block.
+        let wave = wave_blocks as f64;
         let reused = (all_footprints - compulsory).max(0.0);
-        let claimed: f64 = self.pass.claims.iter().map(|c| c.sectors).sum();
-        // Sharing inside a wave: the share of the reuse whose blocks run in the same wave.
-        let same_wave = |delta: i64| (1.0 - delta as f64 / wave).max(0.0);
-        let intra = if claimed > 0.0 {
-            reused / nblocks as f64
-                * self
-                    .pass
-                    .claims
-                    .iter()
-                    .map(|c| c.sectors * same_wave(c.delta))
-                    .sum::<f64>()
-                / claimed
+        let linked: f64 = self.pass.links.iter().map(|c| c.sectors).sum();
+        let scale = if linked > 0.0 {
+            reused / linked / nblocks as f64
         } else {
             0.0
         };
-        let new_per_wave = (per_block - intra).max(0.0);
-        let kappa = new_per_wave / per_block;
+        let refetch_scale = if refetched_sampled > 0.0 {
+            refetch_total / refetched_sampled / nblocks as f64
+        } else {
+            0.0
+        };
+        // Links with the same steps and positions are one class.
+        self.link_index.clear();
+        self.merged.clear();
+        for c in &self.pass.links {
+            let key = (u64::from(c.m) << 40)
+                ^ (u64::from(c.then) << 20)
+                ^ u64::from(c.now)
+                ^ (u64::from(c.rest.to_bits()) << 13).rotate_left(29)
+                ^ u64::from(c.part.to_bits()).rotate_left(47);
+            match self.link_index.get(&key) {
+                Some(&i) if same_link(&self.merged[i], c) => self.merged[i].sectors += c.sectors,
+                _ => {
+                    self.link_index.insert(key, self.merged.len());
+                    self.merged.push(*c);
+                }
+            }
+        }
+        let bins = steps.min(MAX_BINS);
+        let mut win = Window::new(&mut self.share, &self.cum, steps, bins, wave);
+        for c in &self.merged {
+            win.add(c.m, c.then as usize, c.now as usize, c.sectors * scale);
+        }
+        for r in &self.pass.refetched {
+            win.add(0, r.then as usize, r.now as usize, r.sectors * refetch_scale);
+        }
+        win.finish();
         let l2 = p.l2_bytes as f64 / s as f64;
-        let cum = &self.cum;
-        let hit = |m: f64, then: u32, now: u32| -> f64 {
-            let (t, n) = (then as usize, now as usize);
-            let d = if m == 0.0 {
-                wave * kappa * (cum[n] - cum[t]).abs()
+        let hit = |c: &Link| -> f64 {
+            let (then, now) = (c.then as usize, c.now as usize);
+            let d = if c.m == 0 && then == now {
+                // The same step: the blocks issued between the two accesses.
+                win.partial(now, (c.rest + c.part) as f64 - 1.0)
             } else {
-                wave * kappa * (per_block - cum[t + 1] + cum[n]) + wave * (m - 1.0) * new_per_wave
+                win.distance(c.m, then, now)
+                    + win.partial(then, c.rest as f64)
+                    + win.partial(now, c.part as f64)
             };
             f64::from(u8::from(d < l2))
         };
-        let h = if claimed > 0.0 {
-            self.pass
-                .claims
-                .iter()
-                .map(|c| {
-                    let d = c.delta as f64 / wave;
-                    let m = d.floor();
-                    let frac = d - m;
-                    c.sectors
-                        * ((1.0 - frac) * hit(m, c.then, c.now) + frac * hit(m + 1.0, c.then, c.now))
-                })
-                .sum::<f64>()
-                / claimed
+        let h = if linked > 0.0 {
+            self.merged.iter().map(|c| c.sectors * hit(c)).sum::<f64>() / linked
         } else {
             1.0
         };
-        let refetch_total_sampled: f64 = self.pass.refetched.iter().map(|r| r.sectors).sum();
-        let refetch_hit = if refetch_total_sampled > 0.0 {
+        let refetch_hit = if refetched_sampled > 0.0 {
             self.pass
                 .refetched
                 .iter()
-                .map(|r| r.sectors * hit(0.0, r.then, r.now))
+                .map(|r| {
+                    let c = Link {
+                        m: 0,
+                        then: r.then,
+                        now: r.now,
+                        rest: 0.5,
+                        part: 0.5,
+                        sectors: r.sectors,
+                    };
+                    r.sectors * hit(&c)
+                })
                 .sum::<f64>()
-                / refetch_total_sampled
+                / refetched_sampled
         } else {
             1.0
         };

@@ -14,6 +14,10 @@ use super::geometry::{ElemBox, Plane, PlaneAccess};
 use crate::ir::AccessKind;
 
 const NONE: u32 = u32::MAX;
+/// Positions of the representative block within its wave at which links are sampled.
+const POSITIONS: usize = 4;
+/// Rows on which links are found, at most (a systematic subsample of the sampled rows).
+pub(crate) const LINK_ROWS: usize = 24;
 
 /// Position and valid extent of a block, in lattice points.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -24,28 +28,67 @@ pub(crate) struct BlockAt {
     pub ext: [i64; 3],
 }
 
-/// An earlier block whose footprint may overlap the representative block's.
+/// The grid of blocks: where each block is and when it is launched.
 #[derive(Debug, Clone, Copy)]
-pub(crate) struct Neighbour {
-    /// Launch-order distance (positive: this many blocks earlier).
-    pub delta: i64,
-    /// Where it is.
-    pub at: BlockAt,
-    /// Bounding box of its footprint: x, y, z ranges.
-    pub bbox: [(i64, i64); 3],
+pub(crate) struct Grid {
+    /// Blocks per axis.
+    pub blocks: [i64; 3],
+    /// Tile per axis.
+    pub tile: [i64; 3],
+    /// Domain extent per axis.
+    pub domain: [i64; 3],
 }
 
-/// Sectors of the representative block last touched by an earlier block.
+impl Grid {
+    /// Position and valid extent of block `b`.
+    pub fn at(&self, b: [i64; 3]) -> BlockAt {
+        let origin = std::array::from_fn(|d| b[d] * self.tile[d]);
+        BlockAt {
+            origin,
+            ext: std::array::from_fn(|d| self.tile[d].min(self.domain[d] - origin[d])),
+        }
+    }
+
+    /// Launch index of block `b`.
+    pub fn id(&self, b: [i64; 3]) -> i64 {
+        b[0] + self.blocks[0] * (b[1] + self.blocks[1] * b[2])
+    }
+}
+
+/// Sectors whose previous access in time (by any block) was `m` waves earlier at step `then`,
+/// accessed by the representative block at step `now`.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub(crate) struct Claim {
-    /// Launch-order distance to that block.
-    pub delta: i64,
-    /// The step at which that block first touched them.
+pub(crate) struct Link {
+    /// Waves between the two accesses.
+    pub m: u32,
+    /// Step of the previous access in its block's run.
     pub then: u32,
-    /// The step at which this block first touches them.
+    /// Step of this access.
     pub now: u32,
+    /// Share of the wave's blocks issuing step `then` after the previous access.
+    pub rest: f32,
+    /// Share of the wave's blocks issuing step `now` before this access.
+    pub part: f32,
     /// Sectors (weighted).
     pub sectors: f64,
+}
+
+/// Where the blocks of a wave issue each step: SM by SM, an SM's blocks in launch order (the
+/// order of the cache simulator).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Issue {
+    /// Blocks per wave.
+    pub wave: i64,
+    /// SMs.
+    pub sms: i64,
+}
+
+impl Issue {
+    /// Position in the issue order of a step of the block at position `p` of its wave.
+    fn order(&self, p: i64) -> i64 {
+        let per_sm = (self.wave + self.sms - 1) / self.sms;
+        (p % self.sms) * per_sm + p / self.sms
+    }
 }
 
 /// A re-fetch from L2 after an L1 eviction.
@@ -121,7 +164,8 @@ pub(crate) struct RowPass {
     last: Vec<u32>,
     first: Vec<u32>,
     nb_first: Vec<u32>,
-    claimed: Vec<bool>,
+    best: Vec<i64>,
+    rows_yz: Vec<(i64, i64)>,
     events: Vec<Event>,
     ever: Vec<u64>,
     present: Vec<u64>,
@@ -132,8 +176,8 @@ pub(crate) struct RowPass {
     pub lines_touched: f64,
     /// Sectors first touched, per step.
     pub first_touch: Vec<f64>,
-    /// Claims found.
-    pub claims: Vec<Claim>,
+    /// Links found.
+    pub links: Vec<Link>,
     /// Re-fetches found by [`RowPass::refetches`].
     pub refetched: Vec<Refetch>,
 }
@@ -212,29 +256,36 @@ impl RowPass {
         self.first_touch.clear();
         self.first_touch.resize(steps, 0.0);
         self.lines_touched = 0.0;
-        self.claims.clear();
+        self.links.clear();
         self.refetched.clear();
         self.events.clear();
         self.line_count = 0;
     }
 
-    /// Processes the sampled rows of the block `at`: first touches and L1 gaps (when `l1`), and
-    /// claims by `neighbours` (sorted by increasing `delta`), all weighted by `weight`.
+    /// Processes the sampled rows of block `me` of `grid`: first touches and L1 gaps (when
+    /// `l1`), and links to the previous accesses of their sectors by other blocks (when `links`),
+    /// all weighted by `weight`. `reach` is the smallest and largest load offset per axis.
     #[allow(clippy::too_many_arguments)]
     pub fn block(
         &mut self,
         planes: &[Plane],
         acc: &[PlaneAccess],
         sh: &Shape,
-        at: &BlockAt,
+        grid: &Grid,
+        me: [i64; 3],
+        reach: [(i64, i64); 3],
         rows: &[SampledRow],
-        neighbours: &[Neighbour],
+        issue: Issue,
         l1: bool,
+        links: bool,
         weight: f64,
     ) {
+        let at = &grid.at(me);
         let (s, line) = (sh.sector, sh.line);
         let spl = line / s;
-        for r in rows {
+        // Links are found on every `stride`-th row, each standing for `stride` rows.
+        let stride = rows.len().div_ceil(LINK_ROWS).max(1);
+        for (ri, r) in rows.iter().enumerate() {
             let pi = r.plane as usize;
             let plane = &planes[pi];
             let mut own = std::mem::take(&mut self.touches);
@@ -309,70 +360,148 @@ impl RowPass {
                 }
             }
             self.touches = own;
-            if !neighbours.is_empty() {
-                self.claim_row(plane, pi, acc, sh, r, neighbours, s0, ns, w);
+            if links && ri % stride == 0 {
+                let wl = w * rows[ri..].len().min(stride) as f64;
+                self.link_row(plane, pi, acc, sh, r, grid, me, reach, issue, s0, ns, wl);
             }
         }
     }
 
-    /// Claims the sectors of one row (whose first touches are in `self.first`) for the most
-    /// recent earlier neighbour that touches them.
+    /// Links the sectors of one row (whose first touches are in `self.first`) to their previous
+    /// access in time. Blocks of a wave run in lockstep and waves one after the other, so the
+    /// access of a block at position `p` of wave `w` at step `k` happens at time
+    /// `(w, k, order(p))`; which wave a neighbour runs in, and where in the issue order, depends
+    /// on the representative block's position in its wave, sampled at `POSITIONS` evenly spread
+    /// positions.
     #[allow(clippy::too_many_arguments)]
-    fn claim_row(
+    fn link_row(
         &mut self,
         plane: &Plane,
         pi: usize,
         acc: &[PlaneAccess],
         sh: &Shape,
         r: &SampledRow,
-        neighbours: &[Neighbour],
+        grid: &Grid,
+        me: [i64; 3],
+        reach: [(i64, i64); 3],
+        issue: Issue,
         s0: i64,
         ns: usize,
         w: f64,
     ) {
         let s = sh.sector;
-        self.claimed.clear();
-        self.claimed.resize(ns, false);
-        let mut left = self.first.iter().filter(|f| **f != NONE).count();
+        let steps = sh.steps() as i64;
+        let wave = issue.wave;
+        self.best.clear();
+        self.best.resize(ns * POSITIONS, i64::MIN);
+        self.nb_first.clear();
+        self.nb_first.resize(ns, NONE);
+        let base = plane.row_base(r.y, r.z);
         let (xlo, xhi) = (
-            (s0 * s - plane.row_base(r.y, r.z)).div_euclid(plane.pitch) - 1,
-            ((s0 + ns as i64) * s - plane.row_base(r.y, r.z)).div_euclid(plane.pitch) + 1,
+            (s0 * s - base).div_euclid(plane.pitch) - 1,
+            ((s0 + ns as i64) * s - base).div_euclid(plane.pitch) + 1,
         );
-        let mut cached: Option<((i64, i64, [i64; 3]), i64)> = None;
-        for n in neighbours {
-            if left == 0 {
-                break;
+        let own_pos: [i64; POSITIONS] =
+            std::array::from_fn(|j| ((2 * j as i64 + 1) * wave) / (2 * POSITIONS as i64));
+        let my_id = grid.id(me);
+        // The blocks (in y and z) one of whose loads lands on this row, and in x those whose
+        // loads can reach the row's sectors.
+        self.rows_yz.clear();
+        for a in acc.iter().filter(|a| a.plane == pi) {
+            let by = (r.y - a.off[1]).div_euclid(grid.tile[1]);
+            let bz = (r.z - a.off[2]).div_euclid(grid.tile[2]);
+            if (0..grid.blocks[1]).contains(&by)
+                && (0..grid.blocks[2]).contains(&bz)
+                && !self.rows_yz.contains(&(by, bz))
+            {
+                self.rows_yz.push((by, bz));
             }
-            let b = &n.bbox;
-            if r.y < b[1].0 || r.y >= b[1].1 || r.z < b[2].0 || r.z >= b[2].1 {
-                continue;
+        }
+        let bx_lo = ((xlo - reach[0].1).div_euclid(grid.tile[0]) - 1).max(0);
+        let bx_hi = ((xhi - reach[0].0).div_euclid(grid.tile[0]) + 1).min(grid.blocks[0] - 1);
+        for yz in 0..self.rows_yz.len() {
+            let (by, bz) = self.rows_yz[yz];
+            let mut cached = None;
+            for bx in bx_lo..=bx_hi {
+                let nb = [bx, by, bz];
+                if nb == me {
+                    continue;
+                }
+                let delta = my_id - grid.id(nb);
+                if delta <= -wave {
+                    continue;
+                }
+                let at = grid.at(nb);
+                self.link_neighbour(
+                    plane,
+                    pi,
+                    acc,
+                    sh,
+                    r,
+                    &at,
+                    delta,
+                    &mut cached,
+                    s0,
+                    ns,
+                    steps,
+                    issue,
+                    &own_pos,
+                );
             }
-            if b[0].1 <= xlo || b[0].0 >= xhi {
-                continue;
-            }
+        }
+        self.emit_links(ns, steps, issue, &own_pos, w);
+    }
+
+    /// Updates the previous accesses of the row's sectors with those of the block at `at`,
+    /// `delta` blocks earlier in launch order.
+    #[allow(clippy::too_many_arguments)]
+    fn link_neighbour(
+        &mut self,
+        plane: &Plane,
+        pi: usize,
+        acc: &[PlaneAccess],
+        sh: &Shape,
+        r: &SampledRow,
+        at: &BlockAt,
+        delta: i64,
+        cached: &mut Option<(i64, [i64; 3])>,
+        s0: i64,
+        ns: usize,
+        steps: i64,
+        issue: Issue,
+        own_pos: &[i64; POSITIONS],
+    ) {
+        let s = sh.sector;
+        let wave = issue.wave;
+        {
+            let n_at = at;
             // Neighbours differing only in x touch this row alike, shifted by whole tiles.
             let mut nb = std::mem::take(&mut self.nb);
-            let key = (n.at.origin[1], n.at.origin[2], n.at.ext);
-            match cached {
-                Some((k, x0)) if k == key => {
-                    let shift = (n.at.origin[0] - x0) * plane.pitch;
+            match *cached {
+                Some((x0, ext)) if ext == n_at.ext => {
+                    let shift = (n_at.origin[0] - x0) * plane.pitch;
                     for t in nb.iter_mut() {
                         t.start += shift;
                     }
                 }
-                _ => touches(&mut nb, plane, pi, acc, &n.at, sh, r.y, r.z),
+                _ => touches(&mut nb, plane, pi, acc, n_at, sh, r.y, r.z),
             }
-            cached = Some((key, n.at.origin[0]));
+            *cached = Some((n_at.origin[0], n_at.ext));
             if nb.is_empty() {
                 self.nb = nb;
-                continue;
+                return;
             }
-            self.nb_first.clear();
-            self.nb_first.resize(ns, NONE);
+            // `nb_first` is all NONE between calls: only the range touched here is reset.
+            let (mut lo, mut hi) = (usize::MAX, 0);
             for t in &nb {
                 sector_ranges(t, s, &mut self.ranges);
                 for &(f, l) in &self.ranges {
                     let (f, l) = (f.max(s0), l.min(s0 + ns as i64 - 1));
+                    if f > l {
+                        continue;
+                    }
+                    lo = lo.min((f - s0) as usize);
+                    hi = hi.max((l - s0) as usize + 1);
                     for x in f..=l {
                         let k = (x - s0) as usize;
                         if self.nb_first[k] == NONE {
@@ -382,22 +511,76 @@ impl RowPass {
                 }
             }
             self.nb = nb;
-            for k in 0..ns {
+            if lo >= hi {
+                return;
+            }
+            // The neighbour's wave (relative) and issue position, per sampled own position.
+            let mut when = [(0i64, 0i64); POSITIONS];
+            for (j, v) in when.iter_mut().enumerate() {
+                let q = own_pos[j] - delta;
+                *v = (q.div_euclid(wave), issue.order(q.rem_euclid(wave)));
+            }
+            let mine: [i64; POSITIONS] = std::array::from_fn(|j| issue.order(own_pos[j]));
+            for k in lo..hi {
                 let (own, then) = (self.first[k], self.nb_first[k]);
-                if own == NONE || then == NONE || self.claimed[k] {
+                self.nb_first[k] = NONE;
+                if own == NONE || then == NONE {
                     continue;
                 }
-                self.claimed[k] = true;
-                left -= 1;
-                match self.claims.last_mut() {
-                    Some(c) if c.delta == n.delta && c.then == then && c.now == own => {
-                        c.sectors += w
+                for (j, &(o, ord)) in when.iter().enumerate() {
+                    let me = own as i64 * wave + mine[j];
+                    let t = (o * steps + then as i64) * wave + ord;
+                    let b = &mut self.best[k * POSITIONS + j];
+                    if t < me && t > *b {
+                        *b = t;
                     }
-                    _ => self.claims.push(Claim {
-                        delta: n.delta,
+                }
+            }
+        }
+    }
+
+    /// Records the links found for the row's sectors.
+    fn emit_links(
+        &mut self,
+        ns: usize,
+        steps: i64,
+        issue: Issue,
+        own_pos: &[i64; POSITIONS],
+        w: f64,
+    ) {
+        let wave = issue.wave;
+        let wj = w / POSITIONS as f64;
+        for k in 0..ns {
+            let own = self.first[k];
+            if own == NONE {
+                continue;
+            }
+            for j in 0..POSITIONS {
+                let b = self.best[k * POSITIONS + j];
+                if b == i64::MIN {
+                    continue;
+                }
+                let (t, ord) = (b.div_euclid(wave), b.rem_euclid(wave));
+                let (m, then) = ((-t.div_euclid(steps)) as u32, t.rem_euclid(steps) as u32);
+                let rest = (wave - 1 - ord) as f32 / wave as f32;
+                let part = issue.order(own_pos[j]) as f32 / wave as f32;
+                match self.links.last_mut() {
+                    Some(c)
+                        if c.m == m
+                            && c.then == then
+                            && c.now == own
+                            && c.rest == rest
+                            && c.part == part =>
+                    {
+                        c.sectors += wj
+                    }
+                    _ => self.links.push(Link {
+                        m,
                         then,
                         now: own,
-                        sectors: w,
+                        rest,
+                        part,
+                        sectors: wj,
                     }),
                 }
             }
