@@ -32,7 +32,9 @@ use super::geometry::{
 };
 use std::collections::HashMap;
 use std::hash::BuildHasherDefault;
-use super::rows::{load_boxes, sample_rows, BlockAt, Grid, Issue, Link, RowPass, SampledRow, Shape};
+use super::rows::{
+    boxes, load_boxes, sample_rows, BlockAt, Grid, Issue, Link, RowPass, SampledRow, Shape,
+};
 use super::{CacheParams, MemoryProgram, SizeClasses};
 use crate::ir::AccessKind;
 
@@ -70,6 +72,10 @@ pub(crate) struct BlockScratch {
     acc: Vec<PlaneAccess>,
     /// The loads of `acc`.
     loads: Vec<PlaneAccess>,
+    /// The stores of `acc`.
+    stores: Vec<PlaneAccess>,
+    /// Smallest and largest store offset per axis.
+    store_reach: [(i64, i64); 3],
     /// Smallest and largest load offset per axis.
     reach: [(i64, i64); 3],
     counter: Counter,
@@ -247,11 +253,11 @@ impl BlockScratch {
     }
 
     /// Samples the rows of the footprint of a block at `at` into `self.rows`.
-    fn sample(&mut self, at: &BlockAt) {
+    fn sample(&mut self, at: &BlockAt, kind: AccessKind) {
         self.regions.clear();
         self.plane_regions.clear();
         for pi in 0..self.planes.len() {
-            load_boxes(&self.acc, pi, at, &mut self.boxes);
+            boxes(&self.acc, kind, pi, at, &mut self.boxes);
             if !self.boxes.is_empty() {
                 self.counter.decompose(&self.planes[pi], &self.boxes);
             }
@@ -309,6 +315,14 @@ impl BlockScratch {
         self.loads.clear();
         self.loads
             .extend(self.acc.iter().filter(|a| a.kind == AccessKind::Load));
+        self.stores.clear();
+        self.stores
+            .extend(self.acc.iter().filter(|a| a.kind == AccessKind::Store));
+        self.store_reach = std::array::from_fn(|d| {
+            self.stores.iter().fold((i64::MAX, i64::MIN), |r, a| {
+                (r.0.min(a.off[d]), r.1.max(a.off[d]))
+            })
+        });
         self.reach = std::array::from_fn(|d| {
             self.loads.iter().fold((i64::MAX, i64::MIN), |r, a| {
                 (r.0.min(a.off[d]), r.1.max(a.off[d]))
@@ -484,7 +498,7 @@ impl BlockScratch {
                         continue;
                     }
                     let at = Self::at(classes, b);
-                    self.sample(&at);
+                    self.sample(&at, AccessKind::Load);
                     let rows = std::mem::take(&mut self.rows);
                     self.pass.block(
                         &self.planes,
@@ -502,6 +516,25 @@ impl BlockScratch {
                     self.rows = rows;
                 }
             }
+        }
+
+        // Sectors written more than once: consecutive writes of the representative block.
+        if !self.stores.is_empty() {
+            let at = Self::at(classes, rep);
+            self.sample(&at, AccessKind::Store);
+            let rows = std::mem::take(&mut self.rows);
+            self.pass.writes(
+                &self.planes,
+                &self.stores,
+                &sh,
+                &lattice,
+                index(rep),
+                self.store_reach,
+                &rows,
+                issue,
+                1.0,
+            );
+            self.rows = rows;
         }
 
         // L1: the working set of the representative block decides which reuse gaps evict.
@@ -531,11 +564,11 @@ impl BlockScratch {
             refetch_total += count[c] * (with - per_block);
         }
 
-        // L2: the stream of L2 accesses of the average block, per step: first touches, stores
-        // and re-fetches.
+        // L2: the stream of L2 accesses of the average block, per step: first touches, store
+        // instructions' sectors and re-fetches.
         let avg_loads = all_footprints / nblocks as f64;
-        // A sector written several times (partial stores) occupies L2 once.
-        let avg_stores = stored.distinct.min(l2_store_sectors) / nblocks as f64;
+        // Every store instruction's sectors go to L2; a sector written again is a link.
+        let avg_stores = l2_store_sectors / nblocks as f64;
         let first_total: f64 = self.pass.first_touch.iter().sum();
         let store_slots = prog
             .instructions
@@ -607,6 +640,9 @@ impl BlockScratch {
         for r in &self.pass.refetched {
             win.add(0, r.then as usize, r.now as usize, r.sectors * refetch_scale);
         }
+        for c in &self.pass.write_pairs {
+            win.add(c.m, c.then as usize, c.now as usize, c.sectors);
+        }
         win.finish();
         let l2 = p.l2_bytes as f64 / s as f64;
         let hit = |c: &Link| -> f64 {
@@ -646,13 +682,23 @@ impl BlockScratch {
         } else {
             1.0
         };
+        // A sector L2 evicts between two of its writes is written twice; both parts are partial,
+        // so each costs a read as well.
+        let rewritten = self
+            .pass
+            .write_pairs
+            .iter()
+            .map(|c| c.sectors * (1.0 - hit(c)))
+            .sum::<f64>()
+            * nblocks as f64;
         BlockTotals {
             l2_load_sectors: l2_load,
             dram_load_sectors: compulsory
                 + reused * (1.0 - h)
                 + refetch_total * (1.0 - refetch_hit)
-                + (stored.distinct - stored.full),
-            dram_store_sectors: stored.distinct,
+                + (stored.distinct - stored.full)
+                + 2.0 * rewritten,
+            dram_store_sectors: stored.distinct + rewritten,
         }
     }
 }

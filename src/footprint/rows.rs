@@ -73,6 +73,10 @@ pub(crate) struct Link {
     pub sectors: f64,
 }
 
+/// Two consecutive writes of a sector, the later one by the representative block: if L2 evicts
+/// the sector in between, it is written to DRAM twice (and, being partly written, read).
+pub(crate) type WritePair = Link;
+
 /// Where the blocks of a wave issue each step: SM by SM, an SM's blocks in launch order (the
 /// order of the cache simulator).
 #[derive(Debug, Clone, Copy)]
@@ -178,6 +182,10 @@ pub(crate) struct RowPass {
     pub first_touch: Vec<f64>,
     /// Links found.
     pub links: Vec<Link>,
+    /// Consecutive writes found by [`RowPass::writes`].
+    pub write_pairs: Vec<WritePair>,
+    writes: Vec<(u32, u32, i64)>,
+    group: Vec<(i64, bool, u32, i64)>,
     /// Re-fetches found by [`RowPass::refetches`].
     pub refetched: Vec<Refetch>,
 }
@@ -257,6 +265,7 @@ impl RowPass {
         self.first_touch.resize(steps, 0.0);
         self.lines_touched = 0.0;
         self.links.clear();
+        self.write_pairs.clear();
         self.refetched.clear();
         self.events.clear();
         self.line_count = 0;
@@ -587,6 +596,134 @@ impl RowPass {
         }
     }
 
+    /// Finds, on the sampled store rows of block `me`, the pairs of consecutive writes of a
+    /// sector whose later write is the block's own (each pair counted once, by its later
+    /// writer); `stores` holds the store accesses and `reach` their offset range.
+    #[allow(clippy::too_many_arguments)]
+    pub fn writes(
+        &mut self,
+        planes: &[Plane],
+        stores: &[PlaneAccess],
+        sh: &Shape,
+        grid: &Grid,
+        me: [i64; 3],
+        reach: [(i64, i64); 3],
+        rows: &[SampledRow],
+        issue: Issue,
+        weight: f64,
+    ) {
+        let s = sh.sector;
+        let steps = sh.steps() as i64;
+        let wave = issue.wave;
+        let at = grid.at(me);
+        let my_id = grid.id(me);
+        let own_pos: [i64; POSITIONS] =
+            std::array::from_fn(|j| ((2 * j as i64 + 1) * wave) / (2 * POSITIONS as i64));
+        for r in rows {
+            let pi = r.plane as usize;
+            let plane = &planes[pi];
+            let mut own = std::mem::take(&mut self.touches);
+            touches(&mut own, plane, pi, stores, &at, sh, r.y, r.z);
+            if own.is_empty() {
+                self.touches = own;
+                continue;
+            }
+            let (mut lo, mut hi) = (i64::MAX, i64::MIN);
+            self.writes.clear();
+            for t in &own {
+                sector_ranges(t, s, &mut self.ranges);
+                for &(f, l) in &self.ranges {
+                    lo = lo.min(f);
+                    hi = hi.max(l);
+                    for x in f..=l {
+                        self.writes.push((x as u32, t.step, 0));
+                    }
+                }
+            }
+            self.touches = own;
+            // Other blocks writing this row: those one of whose stores lands on it.
+            self.rows_yz.clear();
+            for a in stores.iter().filter(|a| a.plane == pi) {
+                let by = (r.y - a.off[1]).div_euclid(grid.tile[1]);
+                let bz = (r.z - a.off[2]).div_euclid(grid.tile[2]);
+                if (0..grid.blocks[1]).contains(&by)
+                    && (0..grid.blocks[2]).contains(&bz)
+                    && !self.rows_yz.contains(&(by, bz))
+                {
+                    self.rows_yz.push((by, bz));
+                }
+            }
+            let base = plane.row_base(r.y, r.z);
+            let (xlo, xhi) = (
+                (lo * s - base).div_euclid(plane.pitch) - 1,
+                ((hi + 1) * s - base).div_euclid(plane.pitch) + 1,
+            );
+            let bx_lo = ((xlo - reach[0].1).div_euclid(grid.tile[0]) - 1).max(0);
+            let bx_hi =
+                ((xhi - reach[0].0).div_euclid(grid.tile[0]) + 1).min(grid.blocks[0] - 1);
+            for yz in 0..self.rows_yz.len() {
+                let (by, bz) = self.rows_yz[yz];
+                for bx in bx_lo..=bx_hi {
+                    let nb = [bx, by, bz];
+                    let delta = my_id - grid.id(nb);
+                    if nb == me || delta <= -wave {
+                        continue;
+                    }
+                    let mut other = std::mem::take(&mut self.nb);
+                    touches(&mut other, plane, pi, stores, &grid.at(nb), sh, r.y, r.z);
+                    for t in &other {
+                        sector_ranges(t, s, &mut self.ranges);
+                        for &(f, l) in &self.ranges {
+                            for x in f.max(lo)..=l.min(hi) {
+                                self.writes.push((x as u32, t.step, delta));
+                            }
+                        }
+                    }
+                    self.nb = other;
+                }
+            }
+            self.writes.sort_unstable();
+            let wj = r.weight * weight / POSITIONS as f64;
+            let mut i = 0;
+            while i < self.writes.len() {
+                let mut e = i + 1;
+                while e < self.writes.len() && self.writes[e].0 == self.writes[i].0 {
+                    e += 1;
+                }
+                if e - i >= 2 {
+                    for (j, &p) in own_pos.iter().enumerate() {
+                        let _ = j;
+                        self.group.clear();
+                        for &(_, step, delta) in &self.writes[i..e] {
+                            let q = p - delta;
+                            let (o, ord) = (q.div_euclid(wave), issue.order(q.rem_euclid(wave)));
+                            let t = (o * steps + step as i64) * wave + ord;
+                            self.group.push((t, delta == 0, step, ord));
+                        }
+                        self.group.sort_unstable_by_key(|g| g.0);
+                        for k in 1..self.group.len() {
+                            let (a, b) = (self.group[k - 1], self.group[k]);
+                            if !b.1 {
+                                continue;
+                            }
+                            let m = (b.0.div_euclid(wave * steps) - a.0.div_euclid(wave * steps))
+                                as u32;
+                            self.write_pairs.push(WritePair {
+                                m,
+                                then: a.2,
+                                now: b.2,
+                                rest: (wave - 1 - a.3) as f32 / wave as f32,
+                                part: b.3 as f32 / wave as f32,
+                                sectors: wj,
+                            });
+                        }
+                    }
+                }
+                i = e;
+            }
+        }
+    }
+
     /// The Denning working set: average lines touched in a window of `g` steps, for `g` in
     /// `0..=steps` (from the gap distribution of line touches).
     pub fn working_set(&self, steps: usize, out: &mut Vec<f64>) {
@@ -675,11 +812,19 @@ pub(crate) fn sample_rows(
 
 /// The boxes of the loads of block `at` on plane `pi`.
 pub(crate) fn load_boxes(acc: &[PlaneAccess], pi: usize, at: &BlockAt, out: &mut Vec<ElemBox>) {
+    boxes(acc, AccessKind::Load, pi, at, out)
+}
+
+/// The boxes of the accesses of `kind` of block `at` on plane `pi`.
+pub(crate) fn boxes(
+    acc: &[PlaneAccess],
+    kind: AccessKind,
+    pi: usize,
+    at: &BlockAt,
+    out: &mut Vec<ElemBox>,
+) {
     out.clear();
-    for a in acc
-        .iter()
-        .filter(|a| a.plane == pi && a.kind == AccessKind::Load)
-    {
+    for a in acc.iter().filter(|a| a.plane == pi && a.kind == kind) {
         out.push(ElemBox {
             x: (at.origin[0] + a.off[0], at.origin[0] + a.off[0] + at.ext[0]),
             y: (at.origin[1] + a.off[1], at.origin[1] + a.off[1] + at.ext[1]),
