@@ -90,11 +90,35 @@ pub(crate) struct BlockScratch {
     rows: Vec<SampledRow>,
     pass: RowPass,
     ws: Vec<f64>,
+    evict: Vec<f64>,
     cum: Vec<f64>,
     step_acc: Vec<f64>,
     merged: Vec<Link>,
     link_index: HashMap<u64, usize, BuildHasherDefault<IntHasher>>,
     share: Vec<(u32, Vec<f64>)>,
+}
+
+/// Blocks sharing an SM with a block, on average over blocks: a full wave fills every SM; a grid
+/// smaller than a wave is dealt round robin, some SMs getting one block more than others.
+fn resident_blocks(nblocks: usize, sms: usize, per_sm: usize) -> f64 {
+    if nblocks >= sms * per_sm {
+        return per_sm.max(1) as f64;
+    }
+    let (q, r) = ((nblocks / sms) as f64, (nblocks % sms) as f64);
+    ((r * (q + 1.0) * (q + 1.0) + (sms as f64 - r) * q * q) / nblocks.max(1) as f64).max(1.0)
+}
+
+/// CDF of the sum of two uniform variables on `[0, 1]`.
+fn triangular_cdf(t: f64) -> f64 {
+    if t <= 0.0 {
+        0.0
+    } else if t <= 1.0 {
+        t * t / 2.0
+    } else if t < 2.0 {
+        1.0 - (2.0 - t) * (2.0 - t) / 2.0
+    } else {
+        1.0
+    }
 }
 
 /// Whether two links are of the same class.
@@ -454,6 +478,9 @@ impl BlockScratch {
         };
         let steps = sh.steps();
         self.pass.reset(steps);
+        self.pass
+            .set_loads(prog.instructions.iter().map(|i| i.kind == AccessKind::Load));
+        let load_steps = cfg.points_per_thread() * self.loads.len().max(1);
         let wave_blocks = (p.sms * p.blocks_per_sm).min(nblocks).max(1) as i64;
         let issue = Issue {
             wave: wave_blocks,
@@ -470,7 +497,7 @@ impl BlockScratch {
             * pz.last().map_or(1.0, |v| v.1);
         // L1 can only overflow if the resident blocks' distinct lines exceed it; only then are
         // more rows needed than those the links are found on.
-        let resident = p.blocks_per_sm.min(nblocks.div_ceil(p.sms)).max(1) as f64;
+        let resident = resident_blocks(nblocks, p.sms, p.blocks_per_sm);
         let cap = (p.l1_bytes / p.line_bytes) as f64;
         let l1_overflows = resident * rep_lines > cap;
         self.sample_kept(if l1_overflows { ROW_BUDGET } else { LINK_ROWS });
@@ -540,13 +567,23 @@ impl BlockScratch {
         // L1: the working set of the representative block decides which reuse gaps evict.
         let mut refetch_ratio = 0.0;
         if l1_overflows {
-            self.pass.working_set(steps, &mut self.ws);
-            let threshold = self
-                .ws
-                .iter()
-                .position(|w| resident * w / rep_weight >= cap)
-                .map_or(u32::MAX, |g| g.max(1) as u32);
-            let refetched = self.pass.refetches(threshold);
+            // A line touched again after `g` load steps has seen the distinct lines of the `g - 1`
+            // steps between (the working set) and parts of the two steps it is touched in,
+            // whose sum is spread as that of two uniform positions (triangular on 0..2 steps).
+            self.pass.working_set(load_steps, &mut self.ws);
+            let per_step = self.ws.get(1).copied().unwrap_or(0.0) / rep_weight;
+            self.evict.clear();
+            self.evict.push(0.0);
+            for g in 1..self.ws.len() {
+                let between = self.ws[g - 1] / rep_weight;
+                let t = if per_step > 0.0 {
+                    (cap / resident - between) / per_step
+                } else {
+                    f64::INFINITY
+                };
+                self.evict.push(1.0 - triangular_cdf(t));
+            }
+            let refetched = self.pass.refetches(&self.evict);
             if rep_sectors > 0.0 {
                 refetch_ratio = refetched / rep_weight / rep_sectors;
             }

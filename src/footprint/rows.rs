@@ -169,6 +169,8 @@ pub(crate) struct RowPass {
     first: Vec<u32>,
     nb_first: Vec<u32>,
     best: Vec<i64>,
+    load_index: Vec<u32>,
+    loads_per_point: u32,
     rows_yz: Vec<(i64, i64)>,
     events: Vec<Event>,
     ever: Vec<u64>,
@@ -257,6 +259,24 @@ fn sector_ranges(t: &Touch, s: i64, out: &mut Vec<(i64, i64)>) {
 }
 
 impl RowPass {
+    /// Sets which slots of a point's instructions are loads (L1 time counts loads only: stores
+    /// allocate no L1 lines).
+    pub fn set_loads(&mut self, is_load: impl Iterator<Item = bool>) {
+        self.load_index.clear();
+        let mut n = 0;
+        for l in is_load {
+            self.load_index.push(n);
+            n += u32::from(l);
+        }
+        self.loads_per_point = n.max(1);
+    }
+
+    /// Loads issued before `step` in a block's run.
+    fn load_step(&self, step: u32) -> u32 {
+        let slots = self.load_index.len() as u32;
+        (step / slots) * self.loads_per_point + self.load_index[(step % slots) as usize]
+    }
+
     /// Clears the results.
     pub fn reset(&mut self, steps: usize) {
         self.gaps.clear();
@@ -346,7 +366,8 @@ impl RowPass {
                         if prev == NONE {
                             self.lines_touched += w;
                         } else {
-                            self.gaps[(t.step - prev) as usize] += w;
+                            let gap = self.load_step(t.step) - self.load_step(prev);
+                            self.gaps[gap as usize] += w;
                         }
                         self.last[k] = t.step;
                         self.events.push(Event {
@@ -724,8 +745,8 @@ impl RowPass {
         }
     }
 
-    /// The Denning working set: average lines touched in a window of `g` steps, for `g` in
-    /// `0..=steps` (from the gap distribution of line touches).
+    /// The Denning working set: average lines touched in a window of `g` load steps, for `g`
+    /// in `0..=steps` (from the gap distribution of line touches).
     pub fn working_set(&self, steps: usize, out: &mut Vec<f64>) {
         out.clear();
         out.push(0.0);
@@ -739,9 +760,10 @@ impl RowPass {
         }
     }
 
-    /// Replays the L1 events with lines evicted after gaps of `threshold` steps or more; returns
-    /// the weighted sectors re-fetched and records them in `refetched`.
-    pub fn refetches(&mut self, threshold: u32) -> f64 {
+    /// Replays the L1 events, a line touched again after a gap of `g` load steps being evicted
+    /// with probability `evict[g]`; returns the expected weighted sectors re-fetched and records
+    /// them in `refetched`.
+    pub fn refetches(&mut self, evict: &[f64]) -> f64 {
         self.ever.clear();
         self.ever.resize(self.line_count, 0);
         self.present.clear();
@@ -749,14 +771,24 @@ impl RowPass {
         let mut total = 0.0;
         for e in &self.events {
             let l = e.line as usize;
-            if e.prev != NONE && e.step - e.prev >= threshold {
-                self.present[l] = 0;
-            }
-            let again = (e.mask & self.ever[l] & !self.present[l]).count_ones();
-            self.present[l] |= e.mask;
+            let p = if e.prev == NONE {
+                0.0
+            } else {
+                let g = (self.load_step(e.step) - self.load_step(e.prev)) as usize;
+                evict.get(g).copied().unwrap_or(1.0)
+            };
+            let known = e.mask & self.ever[l];
+            // Evicted: every sector loaded before is fetched again; kept: those L1 lacks.
+            let again = p * known.count_ones() as f64
+                + (1.0 - p) * (known & !self.present[l]).count_ones() as f64;
+            self.present[l] = if p >= 0.5 {
+                e.mask
+            } else {
+                self.present[l] | e.mask
+            };
             self.ever[l] |= e.mask;
-            if again > 0 {
-                let n = e.weight * again as f64;
+            if again > 0.0 {
+                let n = e.weight * again;
                 total += n;
                 match self.refetched.last_mut() {
                     Some(r) if r.then == e.prev && r.now == e.step => r.sectors += n,
