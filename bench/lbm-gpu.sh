@@ -7,7 +7,7 @@
 # is marked and does not count (summarize-lbm.py drops it).
 #
 # usage: bench/lbm-gpu.sh [BIN] [OUTDIR]      (BIN built with `cargo build --release --features cuda`)
-# then:  python3 bench/summarize-lbm.py OUTDIR bench/results/<gpu> --commit SHA
+# then:  python3 bench/summarize-lbm.py OUTDIR:SHA [OUTDIR2:SHA2 ...] --out bench/results/<gpu>
 #
 # Environment: DOMAIN (256,256,256), COPY_DOMAIN (512,512,512), REPS (10), BACKENDS ("cuda opencl"),
 # SWEEP (block configurations tried on D3Q19 SRT f32 SoA through the first backend), CONFIGS (those

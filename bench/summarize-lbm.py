@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Summarises a `bench/lbm-gpu.sh` output folder into `lbm.json` and `tables.md`.
+"""Summarises `bench/lbm-gpu.sh` output folders into `lbm.json` and `lbm-tables.md`.
 
 usage: summarize-lbm.py RAW_DIR[:COMMIT] [RAW_DIR[:COMMIT] ...] [--out RESULT_DIR] [--date D]
                         [--command TEXT]
@@ -231,7 +231,7 @@ def main():
     if a.out:
         os.makedirs(a.out, exist_ok=True)
         json.dump(doc, open(os.path.join(a.out, "lbm.json"), "w"), indent=1)
-        open(os.path.join(a.out, "tables.md"), "w").write(text)
+        open(os.path.join(a.out, "lbm-tables.md"), "w").write(text)
     print(text)
 
 

@@ -97,9 +97,9 @@ struct CuProgram {
 /// NVRTC's single-precision semantics set to OpenCL's defaults, so that the CUDA twin of a kernel
 /// computes (and costs) what the OpenCL kernel does: denormals flushed, division and square root
 /// within a few ulps instead of correctly rounded (OpenCL C allows 2.5 and 3 ulps; NVIDIA's OpenCL
-/// compiler uses the fast forms). NVRTC's IEEE defaults made f32 LBM kernels, with one division
-/// per cell, 20–27% slower through CUDA than through OpenCL on an H200 (bench/results/h200/lbm).
-/// Double precision is unaffected by these options.
+/// compiler uses the fast forms). With NVRTC's IEEE defaults the f32 AA LBM kernels (one division
+/// per cell) took 23–26% longer through CUDA than through OpenCL on an H200; with these options
+/// they run at OpenCL's speed (bench/results/h200/lbm.md). Double precision is unaffected.
 pub const NVRTC_FLOAT_OPTIONS: [&str; 3] = ["--ftz=true", "--prec-div=false", "--prec-sqrt=false"];
 
 /// An opened CUDA device: primary context, one stream, buffers and programs.
