@@ -147,8 +147,7 @@ impl From<StepArg> for stencilscope::lbm::Step {
     }
 }
 
-/// Loads a stencil or LBM file (its primary kernel) and applies a dtype override.
-#[allow(dead_code)] // the entry point for subcommands without a step choice (emit, run, rank)
+/// Loads a stencil or LBM file (its primary kernel: the AA odd step) and applies a dtype override.
 fn load(
     path: &std::path::Path,
     dtype: Option<DtypeArg>,
