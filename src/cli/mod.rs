@@ -1,5 +1,6 @@
 //! Subcommands of the `stencilscope` binary; each turns library errors into one message.
 
+mod bench;
 mod devices;
 mod emit;
 mod rank;
@@ -36,6 +37,9 @@ enum Command {
     Volumes(volumes::VolumesArgs),
     /// Rank every launch configuration of a kernel on a machine model, without running anything.
     Rank(rank::RankArgs),
+    /// Measure the model's top configurations and a sample of the rest (or all of them) on a
+    /// device, verify each against the CPU reference, and report how good the ranking was.
+    Bench(Box<bench::BenchArgs>),
 }
 
 /// Element type as given on the command line.
@@ -105,6 +109,12 @@ pub enum CliError {
     /// Ranking failed.
     #[error(transparent)]
     Rank(Box<stencilscope::rank::RankError>),
+    /// The measurement cache could not be read or written.
+    #[error(transparent)]
+    Cache(#[from] stencilscope::bench::cache::CacheError),
+    /// A sweep was interrupted (Ctrl-C) after writing what it had measured.
+    #[error("interrupted; what was measured is in the cache, and the same command resumes")]
+    Interrupted,
     /// Neither the file nor the command line gives a domain.
     #[error("no domain: the file gives none, so pass --domain NX,NY[,NZ]")]
     NoDomain,
@@ -126,6 +136,7 @@ pub fn run(cli: Cli) -> Result<(), CliError> {
         Command::Run(a) => run::run(&a, &mut std::io::stdout().lock()),
         Command::Volumes(a) => volumes::run(&a, &mut std::io::stdout().lock()),
         Command::Rank(a) => rank::run(&a, &mut std::io::stdout().lock()),
+        Command::Bench(a) => bench::run(&a, &mut std::io::stdout().lock()),
     }
 }
 

@@ -27,16 +27,14 @@
 //!   distance.
 //! * DRAM store = the distinct sectors written.
 
-use super::geometry::{
-    convolve, residues, Counter, ElemBox, IntHasher, Plane, PlaneAccess, Tally,
-};
-use std::collections::HashMap;
-use std::hash::BuildHasherDefault;
+use super::geometry::{convolve, residues, Counter, ElemBox, IntHasher, Plane, PlaneAccess, Tally};
 use super::rows::{
     boxes, load_boxes, sample_rows, BlockAt, Grid, Issue, Link, RowPass, SampledRow, Shape,
 };
 use super::{CacheParams, MemoryProgram, SizeClasses};
 use crate::ir::AccessKind;
+use std::collections::HashMap;
+use std::hash::BuildHasherDefault;
 
 /// Rows processed per representative block at most, where L1 may overflow.
 const ROW_BUDGET: usize = 64;
@@ -403,7 +401,10 @@ impl BlockScratch {
                     footprint[c] += self.counter.count_decomposed(&pl, &self.shifts, s).distinct;
                     if c == rep_class {
                         let line = p.line_bytes as i64;
-                        rep_lines += self.counter.count_decomposed(&pl, &[(0, 1.0)], line).distinct;
+                        rep_lines += self
+                            .counter
+                            .count_decomposed(&pl, &[(0, 1.0)], line)
+                            .distinct;
                     }
                 }
                 if c == rep_class {
@@ -430,7 +431,10 @@ impl BlockScratch {
                 let pl = self.planes[pi];
                 load_boxes(&self.acc, pi, &whole, &mut self.boxes);
                 if !self.boxes.is_empty() {
-                    compulsory += self.counter.count(&pl, &self.boxes, &[(0, 1.0)], s).distinct;
+                    compulsory += self
+                        .counter
+                        .count(&pl, &self.boxes, &[(0, 1.0)], s)
+                        .distinct;
                 }
                 self.boxes.clear();
                 for a in self
@@ -675,7 +679,12 @@ impl BlockScratch {
             win.add(c.m, c.then as usize, c.now as usize, c.sectors * scale);
         }
         for r in &self.pass.refetched {
-            win.add(0, r.then as usize, r.now as usize, r.sectors * refetch_scale);
+            win.add(
+                0,
+                r.then as usize,
+                r.now as usize,
+                r.sectors * refetch_scale,
+            );
         }
         for c in &self.pass.write_pairs {
             win.add(c.m, c.then as usize, c.now as usize, c.sectors);

@@ -707,8 +707,7 @@ impl RowPass {
                 ((hi + 1) * s - base).div_euclid(plane.pitch) + 1,
             );
             let bx_lo = ((xlo - reach[0].1).div_euclid(grid.tile[0]) - 1).max(0);
-            let bx_hi =
-                ((xhi - reach[0].0).div_euclid(grid.tile[0]) + 1).min(grid.blocks[0] - 1);
+            let bx_hi = ((xhi - reach[0].0).div_euclid(grid.tile[0]) + 1).min(grid.blocks[0] - 1);
             for yz in 0..self.rows_yz.len() {
                 let (by, bz) = self.rows_yz[yz];
                 for bx in bx_lo..=bx_hi {
@@ -718,7 +717,17 @@ impl RowPass {
                         continue;
                     }
                     let mut other = std::mem::take(&mut self.nb);
-                    touches(&mut other, plane, pi, stores, &grid.at(nb), sh, r.y, r.z, false);
+                    touches(
+                        &mut other,
+                        plane,
+                        pi,
+                        stores,
+                        &grid.at(nb),
+                        sh,
+                        r.y,
+                        r.z,
+                        false,
+                    );
                     for t in &other {
                         sector_ranges(t, s, &mut self.ranges);
                         for &(f, l) in &self.ranges {
