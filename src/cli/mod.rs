@@ -1,5 +1,6 @@
 //! Subcommands of the `stencilscope` binary; each turns library errors into one message.
 
+mod counters;
 mod devices;
 mod emit;
 mod rank;
@@ -36,6 +37,12 @@ enum Command {
     Volumes(volumes::VolumesArgs),
     /// Rank every launch configuration of a kernel on a machine model, without running anything.
     Rank(rank::RankArgs),
+    /// Validate the estimated volumes against hardware counters: run the CUDA twin of each
+    /// configuration under Nsight Compute (ncu) and report estimate against measurement.
+    Counters(counters::CountersArgs),
+    /// The CUDA twin that `counters` runs under ncu (internal).
+    #[command(hide = true)]
+    CountersTwin(counters::TwinArgs),
 }
 
 /// Element type as given on the command line.
@@ -105,6 +112,9 @@ pub enum CliError {
     /// Ranking failed.
     #[error(transparent)]
     Rank(Box<stencilscope::rank::RankError>),
+    /// A counter sweep failed.
+    #[error(transparent)]
+    Counters(#[from] stencilscope::counters::CountersError),
     /// Neither the file nor the command line gives a domain.
     #[error("no domain: the file gives none, so pass --domain NX,NY[,NZ]")]
     NoDomain,
@@ -126,6 +136,8 @@ pub fn run(cli: Cli) -> Result<(), CliError> {
         Command::Run(a) => run::run(&a, &mut std::io::stdout().lock()),
         Command::Volumes(a) => volumes::run(&a, &mut std::io::stdout().lock()),
         Command::Rank(a) => rank::run(&a, &mut std::io::stdout().lock()),
+        Command::Counters(a) => counters::run(&a, &mut std::io::stdout().lock()),
+        Command::CountersTwin(a) => counters::twin(&a, &mut std::io::stdout().lock()),
     }
 }
 

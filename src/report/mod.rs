@@ -1,9 +1,11 @@
 //! Reports: terminal tables, JSON (serde, in the modules that own the data) and self-contained HTML
 //! pages with SVG plots.
 
+mod counters;
 mod ranking;
 pub mod svg;
 
+pub use counters::{counters_html, counters_table};
 pub use ranking::{ranking_html, ranking_table};
 
 /// A complete HTML page around `body`, with the project's minimal style.
