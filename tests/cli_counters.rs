@@ -77,7 +77,9 @@ fn fake_ncu(dir: &Path) -> PathBuf {
     let script = r#"#!/bin/sh
 case "$1" in
   --version) echo "NVIDIA (R) Nsight Compute Command Line Profiler"; echo "Version 0.0 (stand-in)"; exit 0;;
-  --query-metrics) printf 'Device GH100\ndram__bytes_read  bytes\nl1tex__data_pipe_lsu_wavefronts_mem_lg  wavefronts\n'; exit 0;;
+  --query-metrics) printf 'Device GH100\n%s\n' dram__bytes_read dram__bytes_write lts__t_sectors_srcunit_tex_op_read \
+      lts__t_sectors_srcunit_tex_op_write l1tex__t_sectors_pipe_lsu_mem_global_op_ld \
+      l1tex__data_pipe_lsu_wavefronts_mem_lg gpu__time_duration; exit 0;;
   --import) cat "$FAKE_CSV"; exit 0;;
 esac
 echo "$@" > "$FAKE_LOG"
@@ -202,6 +204,11 @@ fn stand_in_ncu_drives_the_whole_sweep() {
     assert!(report.join("raw/t-twin.json").exists());
     assert!(report.join("raw/t-query-metrics.txt").exists());
     assert!(stdout.contains("DRAM store"), "{stdout}");
+    // Metrics the device does not offer are not asked for, and the report says so.
+    assert!(!args.contains("launch__registers_per_thread"), "{args}");
+    assert!(json["notes"]
+        .to_string()
+        .contains("launch__registers_per_thread"));
 }
 
 #[test]

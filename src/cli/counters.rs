@@ -55,6 +55,9 @@ pub struct CountersArgs {
     /// With `--from-csv`: the twin's info file of that sweep (`raw/NAME-twin.json`).
     #[arg(long, requires = "from_csv")]
     twin_info: Option<PathBuf>,
+    /// Print the selected configurations and stop (needs no ncu).
+    #[arg(long, conflicts_with = "from_csv")]
+    list: bool,
     /// Source revision recorded in the report (default: `$STENCILSCOPE_COMMIT`, else git's).
     #[arg(long)]
     commit: Option<String>,
@@ -181,6 +184,12 @@ fn profile(
         }
     };
     let metrics = ncu::MetricSet::resolve(available.as_ref());
+    if !metrics.unavailable.is_empty() {
+        notes.push(format!(
+            "not offered by this device's ncu, so not collected: {}",
+            metrics.unavailable.join(", ")
+        ));
+    }
     if metrics.wavefronts.is_empty() {
         notes.push("no L1 wavefront metric offered by this device's ncu".into());
     }
@@ -299,6 +308,17 @@ pub fn run(a: &CountersArgs, out: &mut impl Write) -> Result<(), CliError> {
             ncu_command: None,
             notes: vec![format!("analysed from the saved CSV {}", csv.display())],
         },
+        None if a.list => {
+            for c in select_configs(&a.configs, kernel, &domain, &machine, a.seed)? {
+                writeln!(
+                    out,
+                    "{} {}",
+                    c.block.map(|v| v.to_string()).join(","),
+                    c.fold.map(|v| v.to_string()).join(",")
+                )?;
+            }
+            return Ok(());
+        }
         None => {
             // Before anything slow: without ncu there is nothing to do.
             let ncu = ncu::locate(a.ncu.as_deref(), std::env::var("PATH").ok().as_deref())?;

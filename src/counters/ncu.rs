@@ -57,12 +57,16 @@ pub struct MetricSet {
     pub wavefronts: Vec<String>,
     /// Every metric requested, in the order passed to `--metrics`.
     pub requested: Vec<String>,
+    /// Metrics wanted but not offered by the device's ncu (left out of `requested`).
+    pub unavailable: Vec<String>,
 }
 
 impl MetricSet {
     /// The metrics to request given the base names the device offers (`None`: unknown, so the
     /// first wavefront candidate and no extras are assumed).
     pub fn resolve(available: Option<&BTreeSet<String>>) -> MetricSet {
+        // A listing without even the DRAM counters was not understood: trust nothing in it.
+        let available = available.filter(|a| a.contains(base_name(DRAM_READ)));
         let has = |m: &str| available.is_none_or(|a| a.contains(base_name(m)));
         let wavefronts: Vec<String> = WAVEFRONT_CANDIDATES
             .iter()
@@ -94,9 +98,12 @@ impl MetricSet {
                 }
             }
         }
+        // ncu refuses the whole run for one unknown name: ask only for what is offered.
+        let (requested, unavailable) = requested.into_iter().partition(|m| has(m));
         MetricSet {
             wavefronts,
             requested,
+            unavailable,
         }
     }
 
@@ -506,6 +513,7 @@ mod tests {
     fn metric_resolution_prefers_total_wavefronts() {
         let avail: BTreeSet<String> = [
             "dram__bytes_read",
+            "dram__bytes_write",
             "l1tex__data_pipe_lsu_wavefronts_mem_lg_cmd_read",
             "l1tex__data_pipe_lsu_wavefronts_mem_lg_cmd_write",
         ]
@@ -515,8 +523,15 @@ mod tests {
         let m = MetricSet::resolve(Some(&avail));
         assert_eq!(m.wavefronts.len(), 2);
         assert!(m.requested.contains(&DRAM_WRITE.to_string()));
+        // Offered names only; the rest is listed as unavailable.
+        assert!(!m.requested.contains(&L2_READ_SECTORS.to_string()));
+        assert!(m.unavailable.contains(&L2_READ_SECTORS.to_string()));
         let unknown = MetricSet::resolve(None);
         assert_eq!(unknown.wavefronts, vec![WAVEFRONT_CANDIDATES[0][0]]);
+        assert!(unknown.unavailable.is_empty() && unknown.requested.len() == 9);
+        // A listing without the DRAM counters is not trusted.
+        let odd: BTreeSet<String> = ["foo__bar".to_string()].into_iter().collect();
+        assert_eq!(MetricSet::resolve(Some(&odd)), unknown);
         let q = parse_query_metrics(
             "Device NVIDIA H200\nMetric Name    Metric Description\ndram__bytes    # of bytes\n  lts__t_sectors  sectors\n",
         );

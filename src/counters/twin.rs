@@ -30,15 +30,15 @@ extern "C" __global__ void ssinit_f64(double* p, unsigned long long n) {
          i += (unsigned long long)gridDim.x * blockDim.x)
         p[i] = 1.0 + (double)(i % 1021ull) / 1021.0;
 }
-// Reads n4 float4s; the store never happens (the buffer holds zeros) but keeps the loads alive.
-extern "C" __global__ void ssflush(const float4* __restrict__ p, unsigned long long n4, float* out) {
-    float acc = 0.0f;
-    for (unsigned long long i = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x; i < n4;
-         i += (unsigned long long)gridDim.x * blockDim.x) {
-        float4 v = p[i];
-        acc += v.x + v.y + v.z + v.w;
-    }
-    if (acc == -1.0f) out[0] = acc;
+// Reads n8 8-byte words; the store never happens (the buffer holds zeros) but keeps the loads
+// alive. Plain integer loads: no vector types, which NVRTC would need headers for.
+extern "C" __global__ void ssflush(const unsigned long long* __restrict__ p, unsigned long long n8,
+                                   unsigned long long* out) {
+    unsigned long long acc = 0;
+    for (unsigned long long i = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x; i < n8;
+         i += (unsigned long long)gridDim.x * blockDim.x)
+        acc ^= p[i];
+    if (acc == 0x5bd1e9955bd1e995ull) out[0] = acc;
 }
 "#;
 
@@ -161,11 +161,11 @@ pub fn run(plan: &TwinPlan) -> Result<TwinInfo, CountersError> {
         .alloc_zeros::<u8>(flush_bytes)
         .map_err(drv("cuMemAlloc (eviction buffer)"))?;
     let sink = stream.alloc_zeros::<u8>(16).map_err(drv("cuMemAlloc"))?;
-    let n4 = (flush_bytes / 16) as u64;
+    let n8 = (flush_bytes / 8) as u64;
     let evict = || -> Result<(), CountersError> {
         let mut b = stream.launch_builder(&flush);
-        b.arg(&flush_buf).arg(&n4).arg(&sink);
-        // SAFETY: reads n4 float4s of the eviction buffer; writes at most one float of `sink`.
+        b.arg(&flush_buf).arg(&n8).arg(&sink);
+        // SAFETY: reads n8 words of the eviction buffer; writes at most one word of `sink`.
         unsafe { b.launch(wide) }.map_err(drv("eviction launch"))?;
         stream.synchronize().map_err(drv("eviction kernel"))
     };
