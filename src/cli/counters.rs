@@ -49,6 +49,15 @@ pub struct CountersArgs {
     /// Size of the L2 eviction buffer in L2 sizes.
     #[arg(long, default_value_t = 4)]
     flush_factor: usize,
+    /// Preferred shared-memory carve-out of the stencil kernels in percent of the largest
+    /// (0: the largest L1, 100: the smallest); default: the driver's choice. Pair it with a
+    /// machine file whose `l1_bytes` matches, for the estimate.
+    #[arg(long, value_parser = clap::value_parser!(u32).range(0..=100))]
+    carveout: Option<u32>,
+    /// Also collect this ncu section (e.g. LaunchStats: registers, shared-memory configuration);
+    /// repeatable.
+    #[arg(long)]
+    ncu_section: Vec<String>,
     /// Analyse a saved ncu CSV (`raw/NAME.csv` of an earlier sweep) instead of running ncu.
     #[arg(long)]
     from_csv: Option<PathBuf>,
@@ -160,6 +169,7 @@ struct Profile {
 
 fn profile(
     ncu: &Path,
+    sections: &[String],
     plan_base: TwinPlan,
     raw: &Path,
     stem: &str,
@@ -207,27 +217,32 @@ fn profile(
     )?;
     let exe = std::env::current_exe()?;
     let report = work.join("report");
-    let args: Vec<String> = [
-        "--replay-mode",
-        "application",
-        "--cache-control",
-        "none",
-        "--clock-control",
-        "none",
-        "--kernel-name",
-        "regex:^(ssk_|ssflush)",
-        "--metrics",
-        &metrics.requested.join(","),
-        "--export",
-        &report.display().to_string(),
-        "--force-overwrite",
-        &exe.display().to_string(),
-        "counters-twin",
-        &plan_path.display().to_string(),
-    ]
-    .iter()
-    .map(|s| s.to_string())
-    .collect();
+    let mut args: Vec<String> = sections
+        .iter()
+        .flat_map(|s| ["--section".to_string(), s.clone()])
+        .collect();
+    args.extend(
+        [
+            "--replay-mode",
+            "application",
+            "--cache-control",
+            "none",
+            "--clock-control",
+            "none",
+            "--kernel-name",
+            "regex:^(ssk_|ssflush)",
+            "--metrics",
+            &metrics.requested.join(","),
+            "--export",
+            &report.display().to_string(),
+            "--force-overwrite",
+            &exe.display().to_string(),
+            "counters-twin",
+            &plan_path.display().to_string(),
+        ]
+        .iter()
+        .map(|s| s.to_string()),
+    );
     let command = format!("{} {}", ncu.display(), args.join(" "));
     writeln!(
         out,
@@ -335,10 +350,11 @@ pub fn run(a: &CountersArgs, out: &mut impl Write) -> Result<(), CliError> {
                 domain,
                 configs,
                 flush_factor: a.flush_factor,
+                carveout: a.carveout,
                 ptx_cache: PathBuf::new(),
                 info: PathBuf::new(),
             };
-            let p = profile(&ncu, plan, &raw, &stem, out)?;
+            let p = profile(&ncu, &a.ncu_section, plan, &raw, &stem, out)?;
             write(&raw.join(format!("{stem}.csv")), &p.csv)?;
             p
         }
@@ -369,9 +385,11 @@ pub fn run(a: &CountersArgs, out: &mut impl Write) -> Result<(), CliError> {
     let flush_bytes = profile.twin.as_ref().map(|t| t.flush_bytes);
     notes.extend(flush_notes(&records, flush_bytes));
     let device = profile.twin.as_ref().map(|t| t.device.clone()).or_else(|| {
+        // The CSV's Device column is a name in some ncu versions, an index in others.
         launches
             .iter()
-            .find_map(|l| l.device.clone())
+            .filter_map(|l| l.device.clone())
+            .find(|d| d.parse::<u64>().is_err())
             .map(|name| counters::DeviceDesc {
                 name,
                 compute_capability: String::new(),
@@ -404,6 +422,8 @@ pub fn run(a: &CountersArgs, out: &mut impl Write) -> Result<(), CliError> {
         commit: commit(a.commit.as_deref()),
         date: counters::utc_now(),
         flush_bytes,
+        carveout: a.carveout,
+        shared_config_bytes: counters::shared_config(&records),
         records,
         summary,
         notes,

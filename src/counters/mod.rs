@@ -416,6 +416,10 @@ pub struct TwinPlan {
     pub configs: Vec<LaunchConfig>,
     /// The eviction buffer in L2 sizes.
     pub flush_factor: usize,
+    /// `CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT` of the stencil kernels, percent of
+    /// the largest shared-memory carve-out (0: largest L1); `None` leaves the driver's choice.
+    #[serde(default)]
+    pub carveout: Option<u32>,
     /// Where compiled PTX is kept between replay passes.
     pub ptx_cache: PathBuf,
     /// Where the twin writes its [`TwinInfo`].
@@ -457,6 +461,13 @@ pub struct CountersSweep {
     pub date: String,
     /// Bytes read by the eviction kernel.
     pub flush_bytes: Option<usize>,
+    /// The preferred shared-memory carve-out the twin set (percent), if any.
+    #[serde(default)]
+    pub carveout: Option<u32>,
+    /// The shared-memory configuration ncu reported per launch (bytes; L1 is the rest), where
+    /// all launches agree.
+    #[serde(default)]
+    pub shared_config_bytes: Option<f64>,
     /// One record per configuration.
     pub records: Vec<ConfigRecord>,
     /// Error distribution per level.
@@ -513,8 +524,8 @@ pub fn compare(
         let wavefronts = ncu::MetricSet::wavefronts_in(&l.metrics);
         let measured =
             Measured::from_counters(&l.metrics, flush.as_ref(), &wavefronts, updates, sector);
-        let (registers, registers_from) = match l.metrics.get(ncu::REGISTERS) {
-            Some(r) if *r >= 1.0 => (*r as usize, format!("ncu {}", ncu::REGISTERS)),
+        let (registers, registers_from) = match ncu::lookup(&l.metrics, ncu::REGISTERS) {
+            Some((name, r)) if r >= 1.0 => (r as usize, format!("ncu {name}")),
             _ => (input.fallback_registers)(&config),
         };
         let occ = input
@@ -547,6 +558,16 @@ pub fn compare(
         return Err(CountersError::NoTwinKernels);
     }
     Ok((records, notes))
+}
+
+/// The shared-memory configuration (bytes) ncu reported, where every launch reports the same.
+pub fn shared_config(records: &[ConfigRecord]) -> Option<f64> {
+    let v: Vec<f64> = records
+        .iter()
+        .filter_map(|r| ncu::lookup(&r.counters, ncu::SHARED_CONFIG).map(|x| x.1))
+        .collect();
+    let first = *v.first()?;
+    (v.len() == records.len() && v.iter().all(|x| *x == first)).then_some(first)
 }
 
 /// Checks on the eviction kernel: it should read about its buffer from DRAM (else L2 kept part

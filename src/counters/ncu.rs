@@ -21,10 +21,14 @@ pub const L2_READ_SECTORS: &str = "lts__t_sectors_srcunit_tex_op_read.sum";
 pub const L2_WRITE_SECTORS: &str = "lts__t_sectors_srcunit_tex_op_write.sum";
 /// Sectors requested from L1 by global loads, 32 B each.
 pub const L1_LOAD_SECTORS: &str = "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum";
-/// Registers per thread of the launch (a launch attribute: costs no replay pass).
-pub const REGISTERS: &str = "launch__registers_per_thread";
+/// Registers per thread of the launch (a launch attribute: costs no replay pass), under its
+/// metric name and under the name the details page gives it in the `LaunchStats` section.
+pub const REGISTERS: &[&str] = &["launch__registers_per_thread", "Registers Per Thread"];
 /// Shared-memory carve-out of the launch in bytes (L1 gets the rest of the SM's 256 KiB).
-pub const SHARED_CONFIG: &str = "launch__shared_mem_config_size";
+pub const SHARED_CONFIG: &[&str] = &[
+    "launch__shared_mem_config_size",
+    "Shared Memory Configuration Size",
+];
 /// Kernel duration.
 pub const DURATION: &str = "gpu__time_duration.sum";
 
@@ -32,6 +36,7 @@ pub const DURATION: &str = "gpu__time_duration.sum";
 /// is summed. `mem_lg` counts local and global memory: the emitted kernels use no local memory
 /// unless registers spill, which `launch__registers_per_thread` shows.
 pub const WAVEFRONT_CANDIDATES: &[&[&str]] = &[
+    &["l1tex__data_pipe_lsu_wavefronts_mem_lgds.sum"],
     &["l1tex__data_pipe_lsu_wavefronts_mem_lg.sum"],
     &[
         "l1tex__data_pipe_lsu_wavefronts_mem_lg_cmd_read.sum",
@@ -40,14 +45,29 @@ pub const WAVEFRONT_CANDIDATES: &[&[&str]] = &[
     &["l1tex__data_pipe_lsu_wavefronts.sum"],
 ];
 
-/// Cross-checks collected when the device offers them: L1 store sectors (should equal the L2
-/// store sectors), L1 load sectors that missed (should equal the L2 load sectors), and the
-/// wavefront split into loads and stores.
+/// Cross-checks collected when the device offers them, for telling which model assumption
+/// fails: L1 store sectors (should equal the L2 store sectors); L1 load sectors that missed
+/// (should equal the L2 load sectors); warp-level load requests (instructions: fewer than the IR's
+/// accesses when the compiler shares loads between a thread's folded points); local-memory
+/// sectors (register spills); the wavefront split into reads and writes; L2 lookups that missed
+/// for reads and writes, fills from DRAM, and sectors that crossed between the two L2 partitions
+/// (`ltcfabric`); achieved occupancy.
 pub const EXTRA_METRICS: &[&str] = &[
     "l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum",
     "l1tex__t_sectors_pipe_lsu_mem_global_op_ld_lookup_miss.sum",
+    "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum",
+    "l1tex__t_requests_pipe_lsu_mem_global_op_st.sum",
+    "l1tex__t_sectors_pipe_lsu_mem_local_op_ld.sum",
+    "l1tex__t_sectors_pipe_lsu_mem_local_op_st.sum",
+    "l1tex__data_pipe_lsu_wavefronts_cmd_read.sum",
+    "l1tex__data_pipe_lsu_wavefronts_cmd_write.sum",
     "l1tex__data_pipe_lsu_wavefronts_mem_lg_cmd_read.sum",
     "l1tex__data_pipe_lsu_wavefronts_mem_lg_cmd_write.sum",
+    "lts__t_sectors_srcunit_tex_op_read_lookup_miss.sum",
+    "lts__t_sectors_srcunit_tex_op_write_lookup_miss.sum",
+    "lts__d_sectors_fill_device.sum",
+    "lts__t_sectors_srcunit_ltcfabric.sum",
+    "sm__warps_active.avg.pct_of_peak_sustained_active",
 ];
 
 /// The metrics one sweep asks ncu for.
@@ -79,8 +99,8 @@ impl MetricSet {
             L2_READ_SECTORS,
             L2_WRITE_SECTORS,
             L1_LOAD_SECTORS,
-            REGISTERS,
-            SHARED_CONFIG,
+            REGISTERS[0],
+            SHARED_CONFIG[0],
             DURATION,
         ]
         .iter()
@@ -116,6 +136,12 @@ impl MetricSet {
             .map(|set| set.iter().map(|s| s.to_string()).collect())
             .unwrap_or_default()
     }
+}
+
+/// The first of `names` that `metrics` holds (a metric under its raw or its display name), with
+/// the name it was found under.
+pub fn lookup<'n>(metrics: &BTreeMap<String, f64>, names: &[&'n str]) -> Option<(&'n str, f64)> {
+    names.iter().find_map(|n| metrics.get(*n).map(|v| (*n, *v)))
 }
 
 /// A metric's name without its roll-up suffix (`dram__bytes_read.sum` → `dram__bytes_read`).

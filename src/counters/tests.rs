@@ -125,7 +125,9 @@ fn synthetic_csv(
         "",
         est.l1_wavefronts * n * scale,
     );
-    row(1, &name, ncu::REGISTERS, "register/thread", regs as f64);
+    // Under the display name of the LaunchStats section, as the details page prints it.
+    row(1, &name, ncu::REGISTERS[1], "register/thread", regs as f64);
+    row(1, &name, ncu::SHARED_CONFIG[1], "Kbyte", 32.77);
     row(
         2,
         FLUSH_KERNEL,
@@ -157,6 +159,8 @@ fn compare_pairs_launches_and_uses_measured_registers() {
     assert_eq!(records.len(), 1);
     let r = &records[0];
     assert_eq!(r.registers, 40);
+    assert_eq!(r.registers_from, "ncu Registers Per Thread");
+    assert_eq!(shared_config(&records), Some(32770.0));
     assert_eq!(r.estimate, est);
     for (i, e) in r.errors.iter().enumerate() {
         // The estimate is 1/1.25 of the measurement at every level: -20 %.
@@ -245,6 +249,8 @@ fn report_pages_show_every_level_and_configuration() {
         commit: None,
         date: format_utc(0),
         flush_bytes: None,
+        carveout: None,
+        shared_config_bytes: None,
         records,
         summary,
         notes: vec!["a <note>".into()],
@@ -305,4 +311,54 @@ fn configuration_lists_and_selection() {
     )
     .unwrap();
     assert_eq!(both, a);
+}
+
+/// ncu 2025.3.1's CSV of a real sweep on an H200 (star3d_r4 f64, 256³; the first 13 launches).
+const REAL_CSV: &str = include_str!("../../tests/fixtures/ncu-star3d_r4-f64-h200.csv");
+
+#[test]
+fn real_ncu_csv_parses_to_base_units() {
+    let l = ncu::parse_csv(REAL_CSV).unwrap();
+    assert_eq!(l.len(), 13);
+    assert_eq!(l[0].kernel, FLUSH_KERNEL);
+    // "248,185,344" bytes with grouped digits; durations in ns.
+    assert_eq!(l[0].metrics[ncu::DRAM_READ], 248_185_344.0);
+    assert_eq!(l[0].units[ncu::DRAM_READ], "byte");
+    assert!(l[0].metrics[ncu::DURATION] < 1e-3);
+    assert_eq!(l[0].units[ncu::DURATION], "second");
+    let k = &l[1];
+    assert_eq!(
+        parse_entry_name(&k.kernel),
+        Some(LaunchConfig::new([1, 1, 64], [4, 2, 4]))
+    );
+    for m in [
+        ncu::DRAM_READ,
+        ncu::DRAM_WRITE,
+        ncu::L2_READ_SECTORS,
+        ncu::L2_WRITE_SECTORS,
+        ncu::L1_LOAD_SECTORS,
+    ] {
+        assert!(k.metrics[m] > 0.0, "{m}");
+    }
+    // Stores reach L2 as whole sectors per warp instruction, as the estimator counts them: 8 B/LUP
+    // for a warp along x, 32 B/LUP when each lane writes its own sector (blocks 1 wide in x).
+    let d = Domain::new3(256, 256, 256);
+    let m = load_machine("h200").unwrap();
+    let n = d.points() as f64;
+    let k = star();
+    for s in l.iter().filter(|s| s.kernel != FLUSH_KERNEL) {
+        let c = parse_entry_name(&s.kernel).unwrap();
+        let est = footprint::estimate(&k, &c, &d, &CacheParams::from_machine(&m, 1)).unwrap();
+        let l2_store = s.metrics[ncu::L2_WRITE_SECTORS] * 32.0 / n;
+        assert!(
+            (l2_store / est.l2_store - 1.0).abs() < 0.01,
+            "{}: {l2_store} vs {}",
+            s.kernel,
+            est.l2_store
+        );
+    }
+    assert_eq!(
+        ncu::MetricSet::wavefronts_in(&l[1].metrics),
+        vec!["l1tex__data_pipe_lsu_wavefronts.sum"]
+    );
 }

@@ -194,6 +194,13 @@ pub fn run(plan: &TwinPlan) -> Result<TwinInfo, CountersError> {
             ptx_for(&source, &arch, &name, &plan.ptx_cache)?,
             &name,
         )?;
+        if let Some(c) = plan.carveout {
+            f.set_attribute(
+                F::CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT,
+                c.min(100) as i32,
+            )
+            .map_err(drv("cuFuncSetAttribute (carve-out)"))?;
+        }
         let regs = f
             .get_attribute(F::CU_FUNC_ATTRIBUTE_NUM_REGS)
             .map_err(drv("cuFuncGetAttribute"))?;

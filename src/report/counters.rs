@@ -94,6 +94,7 @@ pub fn counters_html(s: &CountersSweep) -> String {
          <tr><th class=l>device</th><td class=l>{}</td></tr>\
          <tr><th class=l>ncu</th><td class=l>{}</td></tr>\
          <tr><th class=l>wavefront metric</th><td class=l>{}</td></tr>\
+         <tr><th class=l>L1 / shared memory</th><td class=l>{}</td></tr>\
          <tr><th class=l>command</th><td class=l><code>{}</code></td></tr>\
          <tr><th class=l>ncu command</th><td class=l><code>{}</code></td></tr>\
          <tr><th class=l>commit, date</th><td class=l>{}, {}</td></tr></table>",
@@ -105,6 +106,15 @@ pub fn counters_html(s: &CountersSweep) -> String {
         escape(&device),
         escape(s.ncu_version.as_deref().unwrap_or("–")),
         escape(&s.wavefront_metrics.join(" + ")),
+        escape(&format!(
+            "carve-out preference: {}; shared-memory configuration reported by ncu: {}",
+            s.carveout
+                .map(|c| format!("{c}% of the largest"))
+                .unwrap_or_else(|| "driver's choice".into()),
+            s.shared_config_bytes
+                .map(|b| format!("{:.0} KiB", b / 1024.0))
+                .unwrap_or_else(|| "not reported".into())
+        )),
         escape(&s.command),
         escape(s.ncu_command.as_deref().unwrap_or("–")),
         escape(s.commit.as_deref().unwrap_or("unknown")),
