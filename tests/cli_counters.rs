@@ -169,6 +169,10 @@ fn stand_in_ncu_drives_the_whole_sweep() {
             "t",
             "--commit",
             "abc123",
+            "--ncu-section",
+            "LaunchStats",
+            "--carveout",
+            "100",
         ]));
     assert!(ok, "{stdout}\n{stderr}");
     // ncu was asked for the documented mode and the required metrics, and ran the twin.
@@ -184,6 +188,7 @@ fn stand_in_ncu_drives_the_whole_sweep() {
         "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum",
         "l1tex__data_pipe_lsu_wavefronts_mem_lg.sum",
         "counters-twin",
+        "--section LaunchStats",
     ] {
         assert!(args.contains(want), "{want} missing from: {args}");
     }
@@ -191,6 +196,7 @@ fn stand_in_ncu_drives_the_whole_sweep() {
         serde_json::from_str(&std::fs::read_to_string(report.join("t.json")).unwrap()).unwrap();
     assert_eq!(json["format"], "stencilscope-counters");
     assert_eq!(json["commit"], "abc123");
+    assert_eq!(json["carveout"], 100);
     assert_eq!(json["device"]["name"], "Stand-in GPU");
     let records = json["records"].as_array().unwrap();
     assert_eq!(records.len(), 2);

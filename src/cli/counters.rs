@@ -359,7 +359,7 @@ pub fn run(a: &CountersArgs, out: &mut impl Write) -> Result<(), CliError> {
             p
         }
     };
-    let launches = ncu::parse_csv(&profile.csv)?;
+    let (launches, skipped) = ncu::parse_csv_lenient(&profile.csv)?;
     let twin_regs: Vec<(String, usize)> = profile
         .twin
         .as_ref()
@@ -382,6 +382,13 @@ pub fn run(a: &CountersArgs, out: &mut impl Write) -> Result<(), CliError> {
         },
     )?;
     notes.extend(profile.notes);
+    if !skipped.is_empty() {
+        notes.push(format!(
+            "{} CSV row(s) with another field count than the header were left out (first: line {})",
+            skipped.len(),
+            skipped[0]
+        ));
+    }
     let flush_bytes = profile.twin.as_ref().map(|t| t.flush_bytes);
     notes.extend(flush_notes(&records, flush_bytes));
     let device = profile.twin.as_ref().map(|t| t.device.clone()).or_else(|| {

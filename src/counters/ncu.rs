@@ -346,8 +346,22 @@ pub fn unit_scale(unit: &str) -> (f64, String) {
     (1.0, u.to_string())
 }
 
-/// Reads ncu's CSV (details or raw page) into one entry per profiled launch, sorted by ID.
+/// Reads ncu's CSV (details or raw page) into one entry per profiled launch, sorted by ID; a row
+/// whose field count differs from the header's is an error.
 pub fn parse_csv(text: &str) -> Result<Vec<ProfiledLaunch>, CountersError> {
+    let (launches, skipped) = parse_csv_lenient(text)?;
+    match skipped.first() {
+        Some(line) => Err(CountersError::Csv {
+            line: *line,
+            message: "the field count differs from the header's".into(),
+        }),
+        None => Ok(launches),
+    }
+}
+
+/// As [`parse_csv`], but rows whose field count differs from the header's are left out and
+/// their line numbers returned (rule results of ncu sections are not metrics).
+pub fn parse_csv_lenient(text: &str) -> Result<(Vec<ProfiledLaunch>, Vec<usize>), CountersError> {
     let records = csv_records(text)?;
     let header_at = records
         .iter()
@@ -364,6 +378,7 @@ pub fn parse_csv(text: &str) -> Result<Vec<ProfiledLaunch>, CountersError> {
     let device_col = col("Device");
     let rows = &records[header_at + 1..];
     let mut launches: BTreeMap<u64, ProfiledLaunch> = BTreeMap::new();
+    let mut skipped = Vec::new();
     // The launch a row belongs to: `None` when its ID is not a number.
     let key = |line: usize,
                row: &[String]|
@@ -402,6 +417,10 @@ pub fn parse_csv(text: &str) -> Result<Vec<ProfiledLaunch>, CountersError> {
         (col("Metric Name"), col("Metric Unit"), col("Metric Value"))
     {
         for (line, row) in rows {
+            if row.len() != header.len() {
+                skipped.push(*line);
+                continue;
+            }
             let Some(k) = key(*line, row)? else {
                 return Err(CountersError::Csv {
                     line: *line,
@@ -423,7 +442,11 @@ pub fn parse_csv(text: &str) -> Result<Vec<ProfiledLaunch>, CountersError> {
             .collect();
         let mut units: Vec<String> = vec![String::new(); header.len()];
         for (line, row) in rows {
-            if row.len() == header.len() && parse_number(&row[id_col]).is_none() {
+            if row.len() != header.len() {
+                skipped.push(*line);
+                continue;
+            }
+            if parse_number(&row[id_col]).is_none() {
                 units = row.clone();
                 continue;
             }
@@ -439,9 +462,15 @@ pub fn parse_csv(text: &str) -> Result<Vec<ProfiledLaunch>, CountersError> {
         }
     }
     if launches.is_empty() {
-        return Err(CountersError::NoProfiledKernels);
+        return Err(match skipped.first() {
+            Some(line) => CountersError::Csv {
+                line: *line,
+                message: "no row has the header's field count".into(),
+            },
+            None => CountersError::NoProfiledKernels,
+        });
     }
-    Ok(launches.into_values().collect())
+    Ok((launches.into_values().collect(), skipped))
 }
 
 #[cfg(test)]
