@@ -15,8 +15,8 @@
 //!   between fit; that volume is the block's working set over `g` steps (Denning's, from the
 //!   distribution of line-reuse gaps) times the resident blocks. Replaying the line touches with
 //!   that threshold gives the re-fetched sectors.
-//! * DRAM load = `G` + the reuse between blocks that L2 no longer holds + re-fetches that miss L2
-//!   + reads of partly written sectors. A sector of a block that an earlier block (`Δ` blocks back
+//! * DRAM load = `G` plus the reuse between blocks that L2 no longer holds, plus re-fetches that
+//!   miss L2, plus reads of partly written sectors. A sector of a block that an earlier block (`Δ` blocks back
 //!   in launch order) touched is a hit if the distinct data the machine moved through L2 between
 //!   the two first touches is below the L2 capacity. That volume is counted from real positions:
 //!   the two blocks run `m = ⌊Δ/W⌋` or `m + 1` waves apart (in proportion to `Δ mod W`); within a

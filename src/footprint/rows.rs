@@ -196,6 +196,9 @@ pub(crate) struct RowPass {
 
 /// Builds the touches of row `(y, z)` of `plane` by the block `at` into `out` (in step order if
 /// `sorted`); `acc` holds the accesses (those of other planes are skipped).
+// The hot inner routine of the row pass: its inputs are plain values kept out of a struct so the
+// caller's borrows stay disjoint.
+#[allow(clippy::too_many_arguments)]
 fn touches(
     out: &mut Vec<Touch>,
     plane: &Plane,
@@ -612,7 +615,7 @@ impl RowPass {
             if own == NONE {
                 continue;
             }
-            for j in 0..POSITIONS {
+            for (j, &pos) in own_pos.iter().enumerate().take(POSITIONS) {
                 let b = self.best[k * POSITIONS + j];
                 if b == i64::MIN {
                     continue;
@@ -620,7 +623,7 @@ impl RowPass {
                 let (t, ord) = (b.div_euclid(wave), b.rem_euclid(wave));
                 let (m, then) = ((-t.div_euclid(steps)) as u32, t.rem_euclid(steps) as u32);
                 let rest = (wave - 1 - ord) as f32 / wave as f32;
-                let part = issue.order(own_pos[j]) as f32 / wave as f32;
+                let part = issue.order(pos) as f32 / wave as f32;
                 match self.links.last_mut() {
                     Some(c)
                         if c.m == m
