@@ -78,6 +78,9 @@ pub(crate) struct BlockScratch {
     store_reach: [(i64, i64); 3],
     /// Smallest and largest load offset per axis.
     reach: [(i64, i64); 3],
+    shape_block: [i64; 3],
+    shape_fold: [i64; 3],
+    shape_tile: [i64; 3],
     counter: Counter,
     boxes: Vec<ElemBox>,
     shifts: Vec<(i64, f64)>,
@@ -87,6 +90,10 @@ pub(crate) struct BlockScratch {
     tmp: Vec<(i64, f64)>,
     regions: Vec<(i64, i64, i64, i64)>,
     plane_regions: Vec<(usize, usize, usize)>,
+    ycuts: Vec<i64>,
+    zcuts: Vec<i64>,
+    cells: Vec<(i64, i64, i64, i64)>,
+    plane_cells: Vec<(usize, usize, usize)>,
     rows: Vec<SampledRow>,
     pass: RowPass,
     ws: Vec<f64>,
@@ -127,7 +134,7 @@ fn same_link(a: &Link, b: &Link) -> bool {
 }
 
 /// Steps are binned into at most this many bins for the tables of links.
-const MAX_BINS: usize = 32;
+const MAX_BINS: usize = 64;
 
 /// Distinct sectors through L2 in windows of the machine's run. Every block of a wave streams the
 /// average block's L2 accesses (`cum`, cumulative by step); a sector accessed several times in a
@@ -209,32 +216,43 @@ impl<'a> Window<'a> {
         t[i2 * n + j2] - t[i1 * n + j2] - t[i2 * n + j1] + t[i1 * n + j1]
     }
 
-    /// Sectors through L2 from the blocks that issue step `k` in a share `share` of the wave.
-    fn partial(&self, k: usize, share: f64) -> f64 {
-        self.wave * share.max(0.0) * (self.cum[k + 1] - self.cum[k])
-    }
-
-    /// Distinct sectors through L2 in the steps strictly between an access at step `then` and
-    /// one at step `now`, `m` waves later.
-    fn distance(&self, m: u32, then: usize, now: usize) -> f64 {
+    /// Distinct sectors through L2 between an access at step `then` and one at step `now`, `m`
+    /// waves later; `rest` is the share of the wave issuing step `then` after the first access,
+    /// `part` the share issuing step `now` before the second. The window holds the rest of step
+    /// `then`, whole steps, and part of step `now`; a link counts against it where both of its
+    /// accesses fall inside (those in a partial step in proportion to its share).
+    fn distance(&self, m: u32, then: usize, now: usize, rest: f64, part: f64) -> f64 {
         let (k, c) = (self.steps, self.cum);
+        let step = |i: usize| c[i + 1] - c[i];
+        let (rest, part) = (rest.clamp(0.0, 1.0), part.clamp(0.0, 1.0));
         let per_block = if m == 0 {
-            let (a, b) = (then.min(now) + 1, then.max(now));
-            if b <= a {
-                return 0.0;
+            if then == now {
+                // The same step: the blocks issued between the two accesses.
+                let share = (rest + part - 1.0).max(0.0);
+                return self.wave * share * step(now);
             }
-            let inside = self.tables[..self.used]
-                .iter()
-                .filter(|t| t.0 == 0)
-                .map(|t| self.links(&t.1, a, b, a, b))
-                .sum::<f64>();
-            c[b] - c[a] - inside
+            let (a, b) = (then + 1, now);
+            let mut inside = 0.0;
+            for (mc, t) in &self.tables[..self.used] {
+                if *mc != 0 {
+                    continue;
+                }
+                inside += self.links(t, a, b, a, b)
+                    + rest * self.links(t, then, a, a, b)
+                    + part * self.links(t, a, b, now, now + 1)
+                    + rest * part * self.links(t, then, a, now, now + 1);
+            }
+            rest * step(then) + (c[b] - c[a]) + part * step(now) - inside
         } else {
             // The rest of the earlier wave after `then`, m - 1 whole waves, the later wave
             // before `now`. A link `mc` waves long lies inside when it starts in the tail, in
             // one of the m - mc - 1 waves after it, or ends in the head.
-            let tail = (then + 1).min(k);
-            let stream = c[k] - c[tail] + (m - 1) as f64 * c[k] + c[now];
+            let tail = then + 1;
+            let stream = rest * step(then)
+                + (c[k] - c[tail])
+                + (m - 1) as f64 * c[k]
+                + c[now]
+                + part * step(now);
             let mut inside = 0.0;
             for (mc, t) in &self.tables[..self.used] {
                 let mc = *mc;
@@ -242,11 +260,16 @@ impl<'a> Window<'a> {
                     continue;
                 }
                 if mc == m {
-                    inside += self.links(t, tail, k, 0, now);
+                    inside += self.links(t, tail, k, 0, now)
+                        + rest * self.links(t, then, tail, 0, now)
+                        + part * self.links(t, tail, k, now, now + 1)
+                        + rest * part * self.links(t, then, tail, now, now + 1);
                 } else {
                     inside += (m - mc - 1) as f64 * self.links(t, 0, k, 0, k)
                         + self.links(t, tail, k, 0, k)
-                        + self.links(t, 0, k, 0, now);
+                        + rest * self.links(t, then, tail, 0, k)
+                        + self.links(t, 0, k, 0, now)
+                        + part * self.links(t, 0, k, now, now + 1);
                 }
             }
             stream - inside
@@ -287,6 +310,8 @@ impl BlockScratch {
             }
             self.keep_regions(pi);
         }
+        let (block, fold, tile) = (self.shape_block, self.shape_fold, self.shape_tile);
+        self.cuts(at, block, fold, tile);
         self.sample_kept(LINK_ROWS);
     }
 
@@ -301,28 +326,79 @@ impl BlockScratch {
         self.plane_regions.push((pi, start, self.regions.len()));
     }
 
-    /// Samples rows from the kept regions into `self.rows`.
+    /// Rows where the loads of the block at `at`, or of a block whose tile is up to `reach`
+    /// tiles away, start or end touching a row, per axis (1: y, 2: z), or a fold point's
+    /// sub-tile begins: between two of them, rows are touched alike by every block around.
+    fn cuts(&mut self, at: &BlockAt, block: [i64; 3], fold: [i64; 3], tile: [i64; 3]) {
+        for (d, cuts) in [(1, &mut self.ycuts), (2, &mut self.zcuts)] {
+            cuts.clear();
+            let span = self.reach[d].1 - self.reach[d].0 + at.ext[d];
+            let r = span / tile[d] + 1;
+            for a in &self.loads {
+                for j in 0..=fold[d] {
+                    let v = at.origin[d] + a.off[d] + (j * block[d]).min(at.ext[d]);
+                    for k in -r..=r {
+                        cuts.push(v + k * tile[d]);
+                    }
+                }
+            }
+            cuts.sort_unstable();
+            cuts.dedup();
+        }
+    }
+
+    /// Samples rows from the kept regions into `self.rows`: the regions are split at the cuts
+    /// into cells of rows touched alike; with at most `budget` cells, one row of each stands for
+    /// the cell, else a systematic sample of `budget` rows is taken.
     fn sample_kept(&mut self, budget: usize) {
         self.rows.clear();
-        let total: f64 = self
-            .regions
-            .iter()
-            .map(|r| ((r.1 - r.0) * (r.3 - r.2)) as f64)
-            .sum();
-        let mut offset = 0.0;
+        self.cells.clear();
+        self.plane_cells.clear();
         for &(pi, a, b) in &self.plane_regions {
+            let start = self.cells.len();
+            for &(ya, yb, za, zb) in &self.regions[a..b] {
+                let ys = self.ycuts.partition_point(|v| *v <= ya);
+                let ye = self.ycuts.partition_point(|v| *v < yb);
+                let zs = self.zcuts.partition_point(|v| *v <= za);
+                let ze = self.zcuts.partition_point(|v| *v < zb);
+                let mut z0 = za;
+                for zc in self.zcuts[zs..ze].iter().copied().chain([zb]) {
+                    let mut y0 = ya;
+                    for yc in self.ycuts[ys..ye].iter().copied().chain([yb]) {
+                        self.cells.push((y0, yc, z0, zc));
+                        y0 = yc;
+                    }
+                    z0 = zc;
+                }
+            }
+            self.plane_cells.push((pi, start, self.cells.len()));
+        }
+        let cell_rows = |c: &(i64, i64, i64, i64)| ((c.1 - c.0) * (c.3 - c.2)) as f64;
+        if self.cells.len() <= budget {
+            for &(pi, a, b) in &self.plane_cells {
+                for c in &self.cells[a..b] {
+                    self.rows.push(SampledRow {
+                        plane: pi as u32,
+                        y: c.0,
+                        z: c.2,
+                        weight: cell_rows(c),
+                    });
+                }
+            }
+            return;
+        }
+        let total: f64 = self.cells.iter().map(cell_rows).sum();
+        let mut offset = 0.0;
+        for &(pi, a, b) in &self.plane_cells {
             sample_rows(
-                &self.regions[a..b],
+                &self.cells[a..b],
                 pi as u32,
                 budget,
                 total,
                 offset,
                 &mut self.rows,
             );
-            offset += self.regions[a..b]
-                .iter()
-                .map(|r| ((r.1 - r.0) * (r.3 - r.2)) as f64)
-                .sum::<f64>();
+            offset += self.cells[a..b].iter().map(cell_rows).sum::<f64>();
         }
     }
 
@@ -500,6 +576,16 @@ impl BlockScratch {
         let resident = resident_blocks(nblocks, p.sms, p.blocks_per_sm);
         let cap = (p.l1_bytes / p.line_bytes) as f64;
         let l1_overflows = resident * rep_lines > cap;
+        self.shape_block = cfg.block.map(|v| v as i64);
+        self.shape_fold = cfg.fold.map(|v| v as i64);
+        self.shape_tile = tile.map(|v| v as i64);
+        let rep_at = Self::at(classes, rep);
+        self.cuts(
+            &rep_at,
+            self.shape_block,
+            self.shape_fold,
+            self.shape_tile,
+        );
         self.sample_kept(if l1_overflows { ROW_BUDGET } else { LINK_ROWS });
         let rows = std::mem::take(&mut self.rows);
         self.pass.block(
@@ -683,15 +769,13 @@ impl BlockScratch {
         win.finish();
         let l2 = p.l2_bytes as f64 / s as f64;
         let hit = |c: &Link| -> f64 {
-            let (then, now) = (c.then as usize, c.now as usize);
-            let d = if c.m == 0 && then == now {
-                // The same step: the blocks issued between the two accesses.
-                win.partial(now, (c.rest + c.part) as f64 - 1.0)
-            } else {
-                win.distance(c.m, then, now)
-                    + win.partial(then, c.rest as f64)
-                    + win.partial(now, c.part as f64)
-            };
+            let d = win.distance(
+                c.m,
+                c.then as usize,
+                c.now as usize,
+                c.rest as f64,
+                c.part as f64,
+            );
             f64::from(u8::from(d < l2))
         };
         let h = if linked > 0.0 {

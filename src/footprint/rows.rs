@@ -17,7 +17,7 @@ const NONE: u32 = u32::MAX;
 /// Positions of the representative block within its wave at which links are sampled.
 const POSITIONS: usize = 4;
 /// Rows on which links are found, at most (a systematic subsample of the sampled rows).
-pub(crate) const LINK_ROWS: usize = 24;
+pub(crate) const LINK_ROWS: usize = 32;
 
 /// Position and valid extent of a block, in lattice points.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -400,7 +400,11 @@ impl RowPass {
             }
             self.touches = own;
             if links && ri % stride == 0 {
-                let wl = w * rows[ri..].len().min(stride) as f64;
+                let wl = weight
+                    * rows[ri..(ri + stride).min(rows.len())]
+                        .iter()
+                        .map(|r| r.weight)
+                        .sum::<f64>();
                 self.link_row(plane, pi, acc, sh, r, grid, me, reach, issue, s0, ns, wl);
             }
         }
