@@ -78,12 +78,18 @@ pub enum CliError {
         /// The operating system's reason.
         source: std::io::Error,
     },
-    /// Ranking failed.
+    /// Ranking failed (boxed: the ranking error is large, and errors travel by value).
     #[error(transparent)]
-    Rank(#[from] stencilscope::rank::RankError),
+    Rank(Box<stencilscope::rank::RankError>),
     /// Neither the file nor the command line gives a domain.
     #[error("no domain: the file gives none, so pass --domain NX,NY[,NZ]")]
     NoDomain,
+}
+
+impl From<stencilscope::rank::RankError> for CliError {
+    fn from(e: stencilscope::rank::RankError) -> CliError {
+        CliError::Rank(Box::new(e))
+    }
 }
 
 /// Runs the parsed command line.

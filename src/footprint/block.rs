@@ -3,40 +3,41 @@
 //! Exact totals come from region counts (`geometry`), without enumerating blocks or rows: the
 //! footprint of every block (summed per size class over the blocks' alignments to sectors), the
 //! union of all blocks' footprints (the compulsory DRAM load `G`), and the union of all stores
-//! (the DRAM store, and the sectors no store covers fully, which cost a read).
+//! (the DRAM store, and the sectors no store covers fully, which cost a read). The grid unions
+//! depend on the kernel and the domain only and are kept for the next configuration.
 //!
-//! Reuse is modelled from the row statistics of representative blocks (`rows`), all in the time
-//! of the machine's run: blocks start in launch order in waves of `W` (SMs × resident blocks), the
+//! Reuse is modelled from the row statistics of representative blocks (`rows`), in the time of
+//! the machine's run: blocks start in launch order in waves of `W` (SMs × resident blocks); the
 //! blocks of a wave run in lockstep, step by step (fold point by fold point, instruction by
-//! instruction).
+//! instruction), each step issued SM by SM.
 //!
-//! * L2 load = each block's distinct sectors, plus what L1 evicts between two uses. A line touched
-//!   again after a gap of `g` steps is still in L1 if the lines all resident blocks touched in
-//!   between fit; that volume is the block's working set over `g` steps (Denning's, from the
-//!   distribution of line-reuse gaps) times the resident blocks. Replaying the line touches with
-//!   that threshold gives the re-fetched sectors.
-//! * DRAM load = `G` + the reuse between blocks that L2 no longer holds + re-fetches that miss L2
-//!   + reads of partly written sectors. A sector of a block that an earlier block (`Δ` blocks back
-//!   in launch order) touched is a hit if the distinct data the machine moved through L2 between
-//!   the two first touches is below the L2 capacity. That volume is counted from real positions:
-//!   the two blocks run `m = ⌊Δ/W⌋` or `m + 1` waves apart (in proportion to `Δ mod W`); within a
-//!   wave every block streams its sectors into L2 in first-touch order, so the volume is `W` times
-//!   the block's sectors first touched between the two steps (same wave), or the rest of the
-//!   earlier block's run, `m - 1` whole waves and the start of this block's run (later waves).
-//!   The reuse total is exact (`Σ footprints - G`); the row statistics give how it splits by
-//!   distance.
-//! * DRAM store = the distinct sectors written.
+//! L2 load is each block's distinct sectors plus what L1 evicts between two uses. A line touched
+//! again after `g` load steps has seen the lines all resident blocks touched in between: the
+//! block's working set over `g - 1` steps (Denning's, from the distribution of line-reuse gaps)
+//! plus parts of the two steps of its touches; replaying the line touches with the resulting
+//! eviction probabilities gives the re-fetched sectors.
+//!
+//! DRAM load is `G`, plus the reused sectors L2 no longer holds, plus re-fetches and re-writes
+//! that miss L2, plus reads of partly written sectors. Every access of a sector after its first
+//! is *linked* to the previous access in time, by any block: an earlier block in an earlier wave,
+//! or a block of the same wave at an earlier step. It hits if the distinct sectors the machine
+//! moved through L2 in between stay below the L2 capacity. That volume is counted from real
+//! positions: every block of a wave streams the average block's L2 accesses (first touches per
+//! step, store instructions, re-fetches); a sector accessed several times inside the window counts
+//! once, so the links lying inside the window are subtracted. The reuse total is exact
+//! (`Σ footprints - G`); the links of the sampled rows say how it splits by distance.
+//!
+//! DRAM store is the distinct sectors written, plus a write for every sector L2 evicts between
+//! two of its writes (each part partial, so also read).
 
-use super::geometry::{
-    convolve, residues, Counter, ElemBox, IntHasher, Plane, PlaneAccess, Tally,
-};
-use std::collections::HashMap;
-use std::hash::BuildHasherDefault;
+use super::geometry::{convolve, residues, Counter, ElemBox, IntHasher, Plane, PlaneAccess, Tally};
 use super::rows::{
     boxes, load_boxes, sample_rows, BlockAt, Grid, Issue, Link, RowPass, SampledRow, Shape,
 };
 use super::{CacheParams, MemoryProgram, SizeClasses};
 use crate::ir::AccessKind;
+use std::collections::HashMap;
+use std::hash::BuildHasherDefault;
 
 /// Rows processed per representative block at most, where L1 may overflow.
 const ROW_BUDGET: usize = 64;
@@ -479,7 +480,10 @@ impl BlockScratch {
                     footprint[c] += self.counter.count_decomposed(&pl, &self.shifts, s).distinct;
                     if c == rep_class {
                         let line = p.line_bytes as i64;
-                        rep_lines += self.counter.count_decomposed(&pl, &[(0, 1.0)], line).distinct;
+                        rep_lines += self
+                            .counter
+                            .count_decomposed(&pl, &[(0, 1.0)], line)
+                            .distinct;
                     }
                 }
                 if c == rep_class {
@@ -506,7 +510,10 @@ impl BlockScratch {
                 let pl = self.planes[pi];
                 load_boxes(&self.acc, pi, &whole, &mut self.boxes);
                 if !self.boxes.is_empty() {
-                    compulsory += self.counter.count(&pl, &self.boxes, &[(0, 1.0)], s).distinct;
+                    compulsory += self
+                        .counter
+                        .count(&pl, &self.boxes, &[(0, 1.0)], s)
+                        .distinct;
                 }
                 self.boxes.clear();
                 for a in self
@@ -580,12 +587,7 @@ impl BlockScratch {
         self.shape_fold = cfg.fold.map(|v| v as i64);
         self.shape_tile = tile.map(|v| v as i64);
         let rep_at = Self::at(classes, rep);
-        self.cuts(
-            &rep_at,
-            self.shape_block,
-            self.shape_fold,
-            self.shape_tile,
-        );
+        self.cuts(&rep_at, self.shape_block, self.shape_fold, self.shape_tile);
         self.sample_kept(if l1_overflows { ROW_BUDGET } else { LINK_ROWS });
         let rows = std::mem::take(&mut self.rows);
         self.pass.block(
@@ -761,7 +763,12 @@ impl BlockScratch {
             win.add(c.m, c.then as usize, c.now as usize, c.sectors * scale);
         }
         for r in &self.pass.refetched {
-            win.add(0, r.then as usize, r.now as usize, r.sectors * refetch_scale);
+            win.add(
+                0,
+                r.then as usize,
+                r.now as usize,
+                r.sectors * refetch_scale,
+            );
         }
         for c in &self.pass.write_pairs {
             win.add(c.m, c.then as usize, c.now as usize, c.sectors);

@@ -196,6 +196,7 @@ pub(crate) struct RowPass {
 
 /// Builds the touches of row `(y, z)` of `plane` by the block `at` into `out` (in step order if
 /// `sorted`); `acc` holds the accesses (those of other planes are skipped).
+#[allow(clippy::too_many_arguments)]
 fn touches(
     out: &mut Vec<Touch>,
     plane: &Plane,
@@ -616,7 +617,7 @@ impl RowPass {
             if own == NONE {
                 continue;
             }
-            for j in 0..POSITIONS {
+            for (j, &pos) in own_pos.iter().enumerate() {
                 let b = self.best[k * POSITIONS + j];
                 if b == i64::MIN {
                     continue;
@@ -624,7 +625,7 @@ impl RowPass {
                 let (t, ord) = (b.div_euclid(wave), b.rem_euclid(wave));
                 let (m, then) = ((-t.div_euclid(steps)) as u32, t.rem_euclid(steps) as u32);
                 let rest = (wave - 1 - ord) as f32 / wave as f32;
-                let part = issue.order(own_pos[j]) as f32 / wave as f32;
+                let part = issue.order(pos) as f32 / wave as f32;
                 match self.links.last_mut() {
                     Some(c)
                         if c.m == m
@@ -711,8 +712,7 @@ impl RowPass {
                 ((hi + 1) * s - base).div_euclid(plane.pitch) + 1,
             );
             let bx_lo = ((xlo - reach[0].1).div_euclid(grid.tile[0]) - 1).max(0);
-            let bx_hi =
-                ((xhi - reach[0].0).div_euclid(grid.tile[0]) + 1).min(grid.blocks[0] - 1);
+            let bx_hi = ((xhi - reach[0].0).div_euclid(grid.tile[0]) + 1).min(grid.blocks[0] - 1);
             for yz in 0..self.rows_yz.len() {
                 let (by, bz) = self.rows_yz[yz];
                 for bx in bx_lo..=bx_hi {
@@ -722,7 +722,17 @@ impl RowPass {
                         continue;
                     }
                     let mut other = std::mem::take(&mut self.nb);
-                    touches(&mut other, plane, pi, stores, &grid.at(nb), sh, r.y, r.z, false);
+                    touches(
+                        &mut other,
+                        plane,
+                        pi,
+                        stores,
+                        &grid.at(nb),
+                        sh,
+                        r.y,
+                        r.z,
+                        false,
+                    );
                     for t in &other {
                         sector_ranges(t, s, &mut self.ranges);
                         for &(f, l) in &self.ranges {

@@ -136,7 +136,7 @@ pub fn predict(
         lups: n / seconds,
         limiter,
         times,
-        volumes: volumes.clone(),
+        volumes: *volumes,
         registers,
         occupancy,
         waves,
