@@ -113,7 +113,7 @@ pub enum CliError {
         /// The operating system's reason.
         source: std::io::Error,
     },
-    /// Ranking failed.
+    /// Ranking failed (boxed: the ranking error is large, and errors travel by value).
     #[error(transparent)]
     Rank(Box<stencilscope::rank::RankError>),
     /// The measurement cache could not be read or written.

@@ -17,7 +17,7 @@ const NONE: u32 = u32::MAX;
 /// Positions of the representative block within its wave at which links are sampled.
 const POSITIONS: usize = 4;
 /// Rows on which links are found, at most (a systematic subsample of the sampled rows).
-pub(crate) const LINK_ROWS: usize = 24;
+pub(crate) const LINK_ROWS: usize = 32;
 
 /// Position and valid extent of a block, in lattice points.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -196,8 +196,6 @@ pub(crate) struct RowPass {
 
 /// Builds the touches of row `(y, z)` of `plane` by the block `at` into `out` (in step order if
 /// `sorted`); `acc` holds the accesses (those of other planes are skipped).
-// The hot inner routine of the row pass: its inputs are plain values kept out of a struct so the
-// caller's borrows stay disjoint.
 #[allow(clippy::too_many_arguments)]
 fn touches(
     out: &mut Vec<Touch>,
@@ -403,7 +401,11 @@ impl RowPass {
             }
             self.touches = own;
             if links && ri % stride == 0 {
-                let wl = w * rows[ri..].len().min(stride) as f64;
+                let wl = weight
+                    * rows[ri..(ri + stride).min(rows.len())]
+                        .iter()
+                        .map(|r| r.weight)
+                        .sum::<f64>();
                 self.link_row(plane, pi, acc, sh, r, grid, me, reach, issue, s0, ns, wl);
             }
         }
@@ -615,7 +617,7 @@ impl RowPass {
             if own == NONE {
                 continue;
             }
-            for (j, &pos) in own_pos.iter().enumerate().take(POSITIONS) {
+            for (j, &pos) in own_pos.iter().enumerate() {
                 let b = self.best[k * POSITIONS + j];
                 if b == i64::MIN {
                     continue;
