@@ -18,7 +18,9 @@ fn cpu_seconds() -> Option<f64> {
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
-    let file = args.get(1).map_or("stencils/star3d_r4.toml", String::as_str);
+    let file = args
+        .get(1)
+        .map_or("stencils/star3d_r4.toml", String::as_str);
     let machine = args.get(2).map_or("h100-sxm", String::as_str);
     let def = load_stencil(std::path::Path::new(file)).expect("stencil file");
     let domain = def.domain.expect("the file gives a domain");

@@ -3,40 +3,41 @@
 //! Exact totals come from region counts (`geometry`), without enumerating blocks or rows: the
 //! footprint of every block (summed per size class over the blocks' alignments to sectors), the
 //! union of all blocks' footprints (the compulsory DRAM load `G`), and the union of all stores
-//! (the DRAM store, and the sectors no store covers fully, which cost a read).
+//! (the DRAM store, and the sectors no store covers fully, which cost a read). The grid unions
+//! depend on the kernel and the domain only and are kept for the next configuration.
 //!
-//! Reuse is modelled from the row statistics of representative blocks (`rows`), all in the time
-//! of the machine's run: blocks start in launch order in waves of `W` (SMs × resident blocks), the
+//! Reuse is modelled from the row statistics of representative blocks (`rows`), in the time of
+//! the machine's run: blocks start in launch order in waves of `W` (SMs × resident blocks); the
 //! blocks of a wave run in lockstep, step by step (fold point by fold point, instruction by
-//! instruction).
+//! instruction), each step issued SM by SM.
 //!
-//! * L2 load = each block's distinct sectors, plus what L1 evicts between two uses. A line touched
-//!   again after a gap of `g` steps is still in L1 if the lines all resident blocks touched in
-//!   between fit; that volume is the block's working set over `g` steps (Denning's, from the
-//!   distribution of line-reuse gaps) times the resident blocks. Replaying the line touches with
-//!   that threshold gives the re-fetched sectors.
-//! * DRAM load = `G` + the reuse between blocks that L2 no longer holds + re-fetches that miss L2
-//!   + reads of partly written sectors. A sector of a block that an earlier block (`Δ` blocks back
-//!   in launch order) touched is a hit if the distinct data the machine moved through L2 between
-//!   the two first touches is below the L2 capacity. That volume is counted from real positions:
-//!   the two blocks run `m = ⌊Δ/W⌋` or `m + 1` waves apart (in proportion to `Δ mod W`); within a
-//!   wave every block streams its sectors into L2 in first-touch order, so the volume is `W` times
-//!   the block's sectors first touched between the two steps (same wave), or the rest of the
-//!   earlier block's run, `m - 1` whole waves and the start of this block's run (later waves).
-//!   The reuse total is exact (`Σ footprints - G`); the row statistics give how it splits by
-//!   distance.
-//! * DRAM store = the distinct sectors written.
+//! L2 load is each block's distinct sectors plus what L1 evicts between two uses. A line touched
+//! again after `g` load steps has seen the lines all resident blocks touched in between: the
+//! block's working set over `g - 1` steps (Denning's, from the distribution of line-reuse gaps)
+//! plus parts of the two steps of its touches; replaying the line touches with the resulting
+//! eviction probabilities gives the re-fetched sectors.
+//!
+//! DRAM load is `G`, plus the reused sectors L2 no longer holds, plus re-fetches and re-writes
+//! that miss L2, plus reads of partly written sectors. Every access of a sector after its first
+//! is *linked* to the previous access in time, by any block: an earlier block in an earlier wave,
+//! or a block of the same wave at an earlier step. It hits if the distinct sectors the machine
+//! moved through L2 in between stay below the L2 capacity. That volume is counted from real
+//! positions: every block of a wave streams the average block's L2 accesses (first touches per
+//! step, store instructions, re-fetches); a sector accessed several times inside the window counts
+//! once, so the links lying inside the window are subtracted. The reuse total is exact
+//! (`Σ footprints - G`); the links of the sampled rows say how it splits by distance.
+//!
+//! DRAM store is the distinct sectors written, plus a write for every sector L2 evicts between
+//! two of its writes (each part partial, so also read).
 
-use super::geometry::{
-    convolve, residues, Counter, ElemBox, IntHasher, Plane, PlaneAccess, Tally,
-};
-use std::collections::HashMap;
-use std::hash::BuildHasherDefault;
+use super::geometry::{convolve, residues, Counter, ElemBox, IntHasher, Plane, PlaneAccess, Tally};
 use super::rows::{
     boxes, load_boxes, sample_rows, BlockAt, Grid, Issue, Link, RowPass, SampledRow, Shape,
 };
 use super::{CacheParams, MemoryProgram, SizeClasses};
 use crate::ir::AccessKind;
+use std::collections::HashMap;
+use std::hash::BuildHasherDefault;
 
 /// Rows processed per representative block at most, where L1 may overflow.
 const ROW_BUDGET: usize = 64;
@@ -78,6 +79,9 @@ pub(crate) struct BlockScratch {
     store_reach: [(i64, i64); 3],
     /// Smallest and largest load offset per axis.
     reach: [(i64, i64); 3],
+    shape_block: [i64; 3],
+    shape_fold: [i64; 3],
+    shape_tile: [i64; 3],
     counter: Counter,
     boxes: Vec<ElemBox>,
     shifts: Vec<(i64, f64)>,
@@ -87,6 +91,10 @@ pub(crate) struct BlockScratch {
     tmp: Vec<(i64, f64)>,
     regions: Vec<(i64, i64, i64, i64)>,
     plane_regions: Vec<(usize, usize, usize)>,
+    ycuts: Vec<i64>,
+    zcuts: Vec<i64>,
+    cells: Vec<(i64, i64, i64, i64)>,
+    plane_cells: Vec<(usize, usize, usize)>,
     rows: Vec<SampledRow>,
     pass: RowPass,
     ws: Vec<f64>,
@@ -127,7 +135,7 @@ fn same_link(a: &Link, b: &Link) -> bool {
 }
 
 /// Steps are binned into at most this many bins for the tables of links.
-const MAX_BINS: usize = 32;
+const MAX_BINS: usize = 64;
 
 /// Distinct sectors through L2 in windows of the machine's run. Every block of a wave streams the
 /// average block's L2 accesses (`cum`, cumulative by step); a sector accessed several times in a
@@ -209,32 +217,43 @@ impl<'a> Window<'a> {
         t[i2 * n + j2] - t[i1 * n + j2] - t[i2 * n + j1] + t[i1 * n + j1]
     }
 
-    /// Sectors through L2 from the blocks that issue step `k` in a share `share` of the wave.
-    fn partial(&self, k: usize, share: f64) -> f64 {
-        self.wave * share.max(0.0) * (self.cum[k + 1] - self.cum[k])
-    }
-
-    /// Distinct sectors through L2 in the steps strictly between an access at step `then` and
-    /// one at step `now`, `m` waves later.
-    fn distance(&self, m: u32, then: usize, now: usize) -> f64 {
+    /// Distinct sectors through L2 between an access at step `then` and one at step `now`, `m`
+    /// waves later; `rest` is the share of the wave issuing step `then` after the first access,
+    /// `part` the share issuing step `now` before the second. The window holds the rest of step
+    /// `then`, whole steps, and part of step `now`; a link counts against it where both of its
+    /// accesses fall inside (those in a partial step in proportion to its share).
+    fn distance(&self, m: u32, then: usize, now: usize, rest: f64, part: f64) -> f64 {
         let (k, c) = (self.steps, self.cum);
+        let step = |i: usize| c[i + 1] - c[i];
+        let (rest, part) = (rest.clamp(0.0, 1.0), part.clamp(0.0, 1.0));
         let per_block = if m == 0 {
-            let (a, b) = (then.min(now) + 1, then.max(now));
-            if b <= a {
-                return 0.0;
+            if then == now {
+                // The same step: the blocks issued between the two accesses.
+                let share = (rest + part - 1.0).max(0.0);
+                return self.wave * share * step(now);
             }
-            let inside = self.tables[..self.used]
-                .iter()
-                .filter(|t| t.0 == 0)
-                .map(|t| self.links(&t.1, a, b, a, b))
-                .sum::<f64>();
-            c[b] - c[a] - inside
+            let (a, b) = (then + 1, now);
+            let mut inside = 0.0;
+            for (mc, t) in &self.tables[..self.used] {
+                if *mc != 0 {
+                    continue;
+                }
+                inside += self.links(t, a, b, a, b)
+                    + rest * self.links(t, then, a, a, b)
+                    + part * self.links(t, a, b, now, now + 1)
+                    + rest * part * self.links(t, then, a, now, now + 1);
+            }
+            rest * step(then) + (c[b] - c[a]) + part * step(now) - inside
         } else {
             // The rest of the earlier wave after `then`, m - 1 whole waves, the later wave
             // before `now`. A link `mc` waves long lies inside when it starts in the tail, in
             // one of the m - mc - 1 waves after it, or ends in the head.
-            let tail = (then + 1).min(k);
-            let stream = c[k] - c[tail] + (m - 1) as f64 * c[k] + c[now];
+            let tail = then + 1;
+            let stream = rest * step(then)
+                + (c[k] - c[tail])
+                + (m - 1) as f64 * c[k]
+                + c[now]
+                + part * step(now);
             let mut inside = 0.0;
             for (mc, t) in &self.tables[..self.used] {
                 let mc = *mc;
@@ -242,11 +261,16 @@ impl<'a> Window<'a> {
                     continue;
                 }
                 if mc == m {
-                    inside += self.links(t, tail, k, 0, now);
+                    inside += self.links(t, tail, k, 0, now)
+                        + rest * self.links(t, then, tail, 0, now)
+                        + part * self.links(t, tail, k, now, now + 1)
+                        + rest * part * self.links(t, then, tail, now, now + 1);
                 } else {
                     inside += (m - mc - 1) as f64 * self.links(t, 0, k, 0, k)
                         + self.links(t, tail, k, 0, k)
-                        + self.links(t, 0, k, 0, now);
+                        + rest * self.links(t, then, tail, 0, k)
+                        + self.links(t, 0, k, 0, now)
+                        + part * self.links(t, 0, k, now, now + 1);
                 }
             }
             stream - inside
@@ -287,6 +311,8 @@ impl BlockScratch {
             }
             self.keep_regions(pi);
         }
+        let (block, fold, tile) = (self.shape_block, self.shape_fold, self.shape_tile);
+        self.cuts(at, block, fold, tile);
         self.sample_kept(LINK_ROWS);
     }
 
@@ -301,28 +327,79 @@ impl BlockScratch {
         self.plane_regions.push((pi, start, self.regions.len()));
     }
 
-    /// Samples rows from the kept regions into `self.rows`.
+    /// Rows where the loads of the block at `at`, or of a block whose tile is up to `reach`
+    /// tiles away, start or end touching a row, per axis (1: y, 2: z), or a fold point's
+    /// sub-tile begins: between two of them, rows are touched alike by every block around.
+    fn cuts(&mut self, at: &BlockAt, block: [i64; 3], fold: [i64; 3], tile: [i64; 3]) {
+        for (d, cuts) in [(1, &mut self.ycuts), (2, &mut self.zcuts)] {
+            cuts.clear();
+            let span = self.reach[d].1 - self.reach[d].0 + at.ext[d];
+            let r = span / tile[d] + 1;
+            for a in &self.loads {
+                for j in 0..=fold[d] {
+                    let v = at.origin[d] + a.off[d] + (j * block[d]).min(at.ext[d]);
+                    for k in -r..=r {
+                        cuts.push(v + k * tile[d]);
+                    }
+                }
+            }
+            cuts.sort_unstable();
+            cuts.dedup();
+        }
+    }
+
+    /// Samples rows from the kept regions into `self.rows`: the regions are split at the cuts
+    /// into cells of rows touched alike; with at most `budget` cells, one row of each stands for
+    /// the cell, else a systematic sample of `budget` rows is taken.
     fn sample_kept(&mut self, budget: usize) {
         self.rows.clear();
-        let total: f64 = self
-            .regions
-            .iter()
-            .map(|r| ((r.1 - r.0) * (r.3 - r.2)) as f64)
-            .sum();
-        let mut offset = 0.0;
+        self.cells.clear();
+        self.plane_cells.clear();
         for &(pi, a, b) in &self.plane_regions {
+            let start = self.cells.len();
+            for &(ya, yb, za, zb) in &self.regions[a..b] {
+                let ys = self.ycuts.partition_point(|v| *v <= ya);
+                let ye = self.ycuts.partition_point(|v| *v < yb);
+                let zs = self.zcuts.partition_point(|v| *v <= za);
+                let ze = self.zcuts.partition_point(|v| *v < zb);
+                let mut z0 = za;
+                for zc in self.zcuts[zs..ze].iter().copied().chain([zb]) {
+                    let mut y0 = ya;
+                    for yc in self.ycuts[ys..ye].iter().copied().chain([yb]) {
+                        self.cells.push((y0, yc, z0, zc));
+                        y0 = yc;
+                    }
+                    z0 = zc;
+                }
+            }
+            self.plane_cells.push((pi, start, self.cells.len()));
+        }
+        let cell_rows = |c: &(i64, i64, i64, i64)| ((c.1 - c.0) * (c.3 - c.2)) as f64;
+        if self.cells.len() <= budget {
+            for &(pi, a, b) in &self.plane_cells {
+                for c in &self.cells[a..b] {
+                    self.rows.push(SampledRow {
+                        plane: pi as u32,
+                        y: c.0,
+                        z: c.2,
+                        weight: cell_rows(c),
+                    });
+                }
+            }
+            return;
+        }
+        let total: f64 = self.cells.iter().map(cell_rows).sum();
+        let mut offset = 0.0;
+        for &(pi, a, b) in &self.plane_cells {
             sample_rows(
-                &self.regions[a..b],
+                &self.cells[a..b],
                 pi as u32,
                 budget,
                 total,
                 offset,
                 &mut self.rows,
             );
-            offset += self.regions[a..b]
-                .iter()
-                .map(|r| ((r.1 - r.0) * (r.3 - r.2)) as f64)
-                .sum::<f64>();
+            offset += self.cells[a..b].iter().map(cell_rows).sum::<f64>();
         }
     }
 
@@ -403,7 +480,10 @@ impl BlockScratch {
                     footprint[c] += self.counter.count_decomposed(&pl, &self.shifts, s).distinct;
                     if c == rep_class {
                         let line = p.line_bytes as i64;
-                        rep_lines += self.counter.count_decomposed(&pl, &[(0, 1.0)], line).distinct;
+                        rep_lines += self
+                            .counter
+                            .count_decomposed(&pl, &[(0, 1.0)], line)
+                            .distinct;
                     }
                 }
                 if c == rep_class {
@@ -430,7 +510,10 @@ impl BlockScratch {
                 let pl = self.planes[pi];
                 load_boxes(&self.acc, pi, &whole, &mut self.boxes);
                 if !self.boxes.is_empty() {
-                    compulsory += self.counter.count(&pl, &self.boxes, &[(0, 1.0)], s).distinct;
+                    compulsory += self
+                        .counter
+                        .count(&pl, &self.boxes, &[(0, 1.0)], s)
+                        .distinct;
                 }
                 self.boxes.clear();
                 for a in self
@@ -500,6 +583,11 @@ impl BlockScratch {
         let resident = resident_blocks(nblocks, p.sms, p.blocks_per_sm);
         let cap = (p.l1_bytes / p.line_bytes) as f64;
         let l1_overflows = resident * rep_lines > cap;
+        self.shape_block = cfg.block.map(|v| v as i64);
+        self.shape_fold = cfg.fold.map(|v| v as i64);
+        self.shape_tile = tile.map(|v| v as i64);
+        let rep_at = Self::at(classes, rep);
+        self.cuts(&rep_at, self.shape_block, self.shape_fold, self.shape_tile);
         self.sample_kept(if l1_overflows { ROW_BUDGET } else { LINK_ROWS });
         let rows = std::mem::take(&mut self.rows);
         self.pass.block(
@@ -675,7 +763,12 @@ impl BlockScratch {
             win.add(c.m, c.then as usize, c.now as usize, c.sectors * scale);
         }
         for r in &self.pass.refetched {
-            win.add(0, r.then as usize, r.now as usize, r.sectors * refetch_scale);
+            win.add(
+                0,
+                r.then as usize,
+                r.now as usize,
+                r.sectors * refetch_scale,
+            );
         }
         for c in &self.pass.write_pairs {
             win.add(c.m, c.then as usize, c.now as usize, c.sectors);
@@ -683,15 +776,13 @@ impl BlockScratch {
         win.finish();
         let l2 = p.l2_bytes as f64 / s as f64;
         let hit = |c: &Link| -> f64 {
-            let (then, now) = (c.then as usize, c.now as usize);
-            let d = if c.m == 0 && then == now {
-                // The same step: the blocks issued between the two accesses.
-                win.partial(now, (c.rest + c.part) as f64 - 1.0)
-            } else {
-                win.distance(c.m, then, now)
-                    + win.partial(then, c.rest as f64)
-                    + win.partial(now, c.part as f64)
-            };
+            let d = win.distance(
+                c.m,
+                c.then as usize,
+                c.now as usize,
+                c.rest as f64,
+                c.part as f64,
+            );
             f64::from(u8::from(d < l2))
         };
         let h = if linked > 0.0 {

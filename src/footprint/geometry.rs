@@ -79,11 +79,7 @@ pub(crate) fn planes(prog: &MemoryProgram, planes: &mut Vec<Plane>, acc: &mut Ve
         let (pitch, row, layer) = (c(Var::Tx), c(Var::Ty), c(Var::Tz));
         let elem = l.elem_size as i64;
         let a = ins.access;
-        let off = [
-            a.offset[0] as i64,
-            a.offset[1] as i64,
-            a.offset[2] as i64,
-        ];
+        let off = [a.offset[0] as i64, a.offset[1] as i64, a.offset[2] as i64];
         let aos = pitch != elem;
         let comp = if aos { a.index as i64 } else { 0 };
         let qrow = if aos { 0 } else { a.index };
@@ -101,7 +97,8 @@ pub(crate) fn planes(prog: &MemoryProgram, planes: &mut Vec<Plane>, acc: &mut Ve
             origin,
             ys: (-(g[1] as i64), (n[1] + g[1]) as i64),
             zs: (-(g[2] as i64), (n[2] + g[2]) as i64),
-            layers_contiguous: layer == row * l.extent[1] as i64 && row == pitch * l.extent[0] as i64,
+            layers_contiguous: layer == row * l.extent[1] as i64
+                && row == pitch * l.extent[0] as i64,
         };
         let plane = match planes.iter().position(|q| *q == p) {
             Some(i) => i,
@@ -380,8 +377,11 @@ impl Counter {
         let (p, e) = (plane.pitch, plane.elem);
         if !plane.interleaved() {
             self.runs.clear();
-            self.runs
-                .extend(self.active.iter().map(|&i| (boxes[i].x.0 * p, boxes[i].x.1 * p)));
+            self.runs.extend(
+                self.active
+                    .iter()
+                    .map(|&i| (boxes[i].x.0 * p, boxes[i].x.1 * p)),
+            );
             merge(&mut self.runs);
             for &(a, b) in &self.runs {
                 let t = self.teeth.len() as u32;
@@ -458,7 +458,8 @@ impl Counter {
             }
         }
         let last = self.items.len() as u32;
-        let lo = self.items[first as usize].start + self.teeth[self.items[first as usize].teeth.0 as usize].0;
+        let lo = self.items[first as usize].start
+            + self.teeth[self.items[first as usize].teeth.0 as usize].0;
         let it = self.items[last as usize - 1];
         let hi = it.start + (it.n - 1) * it.pitch + self.teeth[it.teeth.1 as usize - 1].1;
         self.patterns.push(Pattern {
@@ -497,10 +498,24 @@ impl Counter {
             self.hz.push(Vec::new());
         }
         for yi in 0..ny {
-            residues(plane.row, self.ybp[yi], self.ybp[yi + 1], 0, s, &mut self.hy[yi]);
+            residues(
+                plane.row,
+                self.ybp[yi],
+                self.ybp[yi + 1],
+                0,
+                s,
+                &mut self.hy[yi],
+            );
         }
         for zi in 0..nz {
-            residues(plane.layer, self.zbp[zi], self.zbp[zi + 1], plane.origin, s, &mut self.tmp);
+            residues(
+                plane.layer,
+                self.zbp[zi],
+                self.zbp[zi + 1],
+                plane.origin,
+                s,
+                &mut self.tmp,
+            );
             convolve(&self.tmp, shifts, s, &mut self.hz[zi]);
         }
         let mut t = Tally::default();
@@ -565,7 +580,14 @@ impl Counter {
             }
             let zi = zi as usize;
             residues(plane.row, y0, y1, 0, s, &mut hy);
-            residues(plane.layer, self.zbp[zi], self.zbp[zi + 1], plane.origin, s, &mut hz);
+            residues(
+                plane.layer,
+                self.zbp[zi],
+                self.zbp[zi + 1],
+                plane.origin,
+                s,
+                &mut hz,
+            );
             convolve(&hz, shifts, s, &mut h);
             for &(ry, cy) in &hy {
                 for &(rz, cz) in &h {
@@ -603,7 +625,14 @@ impl Counter {
                         if plane.row + pb.lo - pa.hi >= s {
                             continue;
                         }
-                        residues(plane.layer, z0, z1, plane.origin + top * plane.row, s, &mut hz);
+                        residues(
+                            plane.layer,
+                            z0,
+                            z1,
+                            plane.origin + top * plane.row,
+                            s,
+                            &mut hz,
+                        );
                         convolve(&hz, shifts, s, &mut h);
                         for &(rho, c) in &h {
                             self.pair_adjust(&pa, &pb, rho, plane.row, s, c, t);
@@ -823,7 +852,10 @@ mod tests {
                 for z in b.z.0..b.z.1 {
                     for y in b.y.0..b.y.1 {
                         for x in b.x.0..b.x.1 {
-                            let a = plane.row_base(y, z) + x * plane.pitch + b.comp * plane.elem + shift;
+                            let a = plane.row_base(y, z)
+                                + x * plane.pitch
+                                + b.comp * plane.elem
+                                + shift;
                             for k in 0..plane.elem {
                                 bytes.insert(a + k);
                             }
@@ -857,7 +889,9 @@ mod tests {
             let s = [16i64, 32, 64][rng.gen_range(0..3)];
             let pitch = elem * q;
             // Rows of at least two sectors (see `Counter::count`).
-            let pad = rng.gen_range(0..3i64).max((2 * s + pitch - 1) / pitch - n[0] - 2 * g);
+            let pad = rng
+                .gen_range(0..3i64)
+                .max((2 * s + pitch - 1) / pitch - n[0] - 2 * g);
             let ex = n[0] + 2 * g + pad;
             let ey = n[1] + 2 * g;
             let plane = Plane {
@@ -883,7 +917,12 @@ mod tests {
                     let x = r(0);
                     let y = r(1);
                     let z = r(2);
-                    ElemBox { x, y, z, comp: rng.gen_range(0..q) }
+                    ElemBox {
+                        x,
+                        y,
+                        z,
+                        comp: rng.gen_range(0..q),
+                    }
                 })
                 .collect();
             let shifts: Vec<(i64, f64)> = if rng.gen_bool(0.5) {
@@ -893,8 +932,14 @@ mod tests {
             };
             let want = brute(&plane, &boxes, &shifts, s);
             let got = c.count(&plane, &boxes, &shifts, s);
-            assert_eq!(got.distinct, want.distinct, "case {case}: distinct {plane:?} {boxes:?} s {s} {shifts:?}");
-            assert_eq!(got.full, want.full, "case {case}: full {plane:?} {boxes:?} s {s} {shifts:?}");
+            assert_eq!(
+                got.distinct, want.distinct,
+                "case {case}: distinct {plane:?} {boxes:?} s {s} {shifts:?}"
+            );
+            assert_eq!(
+                got.full, want.full,
+                "case {case}: full {plane:?} {boxes:?} s {s} {shifts:?}"
+            );
         }
     }
 }

@@ -236,9 +236,13 @@ impl Estimator {
         params.check()?;
         let classes = SizeClasses::new(&prog.config, &prog.domain);
         let w = self.warp.run(prog, params, &classes);
-        let b = self
-            .block
-            .run(prog, params, &classes, &w.load_sectors_per_block, w.store_sectors);
+        let b = self.block.run(
+            prog,
+            params,
+            &classes,
+            &w.load_sectors_per_block,
+            w.store_sectors,
+        );
         let n = prog.updates();
         let s = params.sector_bytes as f64;
         Ok(DataVolumes {

@@ -17,7 +17,7 @@ const NONE: u32 = u32::MAX;
 /// Positions of the representative block within its wave at which links are sampled.
 const POSITIONS: usize = 4;
 /// Rows on which links are found, at most (a systematic subsample of the sampled rows).
-pub(crate) const LINK_ROWS: usize = 24;
+pub(crate) const LINK_ROWS: usize = 32;
 
 /// Position and valid extent of a block, in lattice points.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -172,6 +172,8 @@ pub(crate) struct RowPass {
     load_index: Vec<u32>,
     loads_per_point: u32,
     rows_yz: Vec<(i64, i64)>,
+    yz_acc: Vec<(i64, i64, PlaneAccess)>,
+    group_acc: Vec<PlaneAccess>,
     events: Vec<Event>,
     ever: Vec<u64>,
     present: Vec<u64>,
@@ -192,8 +194,9 @@ pub(crate) struct RowPass {
     pub refetched: Vec<Refetch>,
 }
 
-/// Builds the touches of row `(y, z)` of `plane` by the block `at` into `out`, in step order;
-/// `acc` holds the loads (those of other planes are skipped).
+/// Builds the touches of row `(y, z)` of `plane` by the block `at` into `out` (in step order if
+/// `sorted`); `acc` holds the accesses (those of other planes are skipped).
+#[allow(clippy::too_many_arguments)]
 fn touches(
     out: &mut Vec<Touch>,
     plane: &Plane,
@@ -203,6 +206,7 @@ fn touches(
     sh: &Shape,
     y: i64,
     z: i64,
+    sorted: bool,
 ) {
     out.clear();
     let base = plane.row_base(y, z);
@@ -242,12 +246,18 @@ fn touches(
             });
         }
     }
-    out.sort_unstable_by_key(|t| t.step);
+    if sorted {
+        out.sort_unstable_by_key(|t| t.step);
+    }
 }
 
 /// Sector ranges `[first, last]` of a touch, in increasing order, into `out`.
 fn sector_ranges(t: &Touch, s: i64, out: &mut Vec<(i64, i64)>) {
     out.clear();
+    if t.n == 1 {
+        out.push((t.start.div_euclid(s), (t.start + t.len - 1).div_euclid(s)));
+        return;
+    }
     for k in 0..t.n {
         let a = t.start + k * t.pitch;
         let (f, l) = (a.div_euclid(s), (a + t.len - 1).div_euclid(s));
@@ -318,7 +328,7 @@ impl RowPass {
             let pi = r.plane as usize;
             let plane = &planes[pi];
             let mut own = std::mem::take(&mut self.touches);
-            touches(&mut own, plane, pi, acc, at, sh, r.y, r.z);
+            touches(&mut own, plane, pi, acc, at, sh, r.y, r.z, true);
             if own.is_empty() {
                 self.touches = own;
                 continue;
@@ -391,7 +401,11 @@ impl RowPass {
             }
             self.touches = own;
             if links && ri % stride == 0 {
-                let wl = w * rows[ri..].len().min(stride) as f64;
+                let wl = weight
+                    * rows[ri..(ri + stride).min(rows.len())]
+                        .iter()
+                        .map(|r| r.weight)
+                        .sum::<f64>();
                 self.link_row(plane, pi, acc, sh, r, grid, me, reach, issue, s0, ns, wl);
             }
         }
@@ -434,23 +448,28 @@ impl RowPass {
         let own_pos: [i64; POSITIONS] =
             std::array::from_fn(|j| ((2 * j as i64 + 1) * wave) / (2 * POSITIONS as i64));
         let my_id = grid.id(me);
-        // The blocks (in y and z) one of whose loads lands on this row, and in x those whose
-        // loads can reach the row's sectors.
-        self.rows_yz.clear();
+        // The blocks (in y and z) one of whose loads lands on this row, with those loads, and in
+        // x those whose loads can reach the row's sectors.
+        self.yz_acc.clear();
         for a in acc.iter().filter(|a| a.plane == pi) {
             let by = (r.y - a.off[1]).div_euclid(grid.tile[1]);
             let bz = (r.z - a.off[2]).div_euclid(grid.tile[2]);
-            if (0..grid.blocks[1]).contains(&by)
-                && (0..grid.blocks[2]).contains(&bz)
-                && !self.rows_yz.contains(&(by, bz))
-            {
-                self.rows_yz.push((by, bz));
+            if (0..grid.blocks[1]).contains(&by) && (0..grid.blocks[2]).contains(&bz) {
+                self.yz_acc.push((by, bz, *a));
             }
         }
+        self.yz_acc.sort_unstable_by_key(|e| (e.0, e.1, e.2.slot));
         let bx_lo = ((xlo - reach[0].1).div_euclid(grid.tile[0]) - 1).max(0);
         let bx_hi = ((xhi - reach[0].0).div_euclid(grid.tile[0]) + 1).min(grid.blocks[0] - 1);
-        for yz in 0..self.rows_yz.len() {
-            let (by, bz) = self.rows_yz[yz];
+        let mut group = std::mem::take(&mut self.group_acc);
+        let mut i = 0;
+        while i < self.yz_acc.len() {
+            let (by, bz) = (self.yz_acc[i].0, self.yz_acc[i].1);
+            group.clear();
+            while i < self.yz_acc.len() && (self.yz_acc[i].0, self.yz_acc[i].1) == (by, bz) {
+                group.push(self.yz_acc[i].2);
+                i += 1;
+            }
             let mut cached = None;
             for bx in bx_lo..=bx_hi {
                 let nb = [bx, by, bz];
@@ -465,7 +484,7 @@ impl RowPass {
                 self.link_neighbour(
                     plane,
                     pi,
-                    acc,
+                    &group,
                     sh,
                     r,
                     &at,
@@ -479,6 +498,7 @@ impl RowPass {
                 );
             }
         }
+        self.group_acc = group;
         self.emit_links(ns, steps, issue, &own_pos, w);
     }
 
@@ -514,7 +534,7 @@ impl RowPass {
                         t.start += shift;
                     }
                 }
-                _ => touches(&mut nb, plane, pi, acc, n_at, sh, r.y, r.z),
+                _ => touches(&mut nb, plane, pi, acc, n_at, sh, r.y, r.z, false),
             }
             *cached = Some((n_at.origin[0], n_at.ext));
             if nb.is_empty() {
@@ -523,7 +543,22 @@ impl RowPass {
             }
             // `nb_first` is all NONE between calls: only the range touched here is reset.
             let (mut lo, mut hi) = (usize::MAX, 0);
+            let (first_byte, end_byte) = (s0 * s, (s0 + ns as i64) * s);
             for t in &nb {
+                let end = t.start + (t.n - 1) * t.pitch + t.len;
+                if end <= first_byte || t.start >= end_byte {
+                    continue;
+                }
+                if t.n == 1 {
+                    let (f, l) = (t.start.div_euclid(s), (end - 1).div_euclid(s));
+                    let (f, l) = (f.max(s0), l.min(s0 + ns as i64 - 1));
+                    lo = lo.min((f - s0) as usize);
+                    hi = hi.max((l - s0) as usize + 1);
+                    for v in &mut self.nb_first[(f - s0) as usize..=(l - s0) as usize] {
+                        *v = (*v).min(t.step);
+                    }
+                    continue;
+                }
                 sector_ranges(t, s, &mut self.ranges);
                 for &(f, l) in &self.ranges {
                     let (f, l) = (f.max(s0), l.min(s0 + ns as i64 - 1));
@@ -532,11 +567,8 @@ impl RowPass {
                     }
                     lo = lo.min((f - s0) as usize);
                     hi = hi.max((l - s0) as usize + 1);
-                    for x in f..=l {
-                        let k = (x - s0) as usize;
-                        if self.nb_first[k] == NONE {
-                            self.nb_first[k] = t.step;
-                        }
+                    for v in &mut self.nb_first[(f - s0) as usize..=(l - s0) as usize] {
+                        *v = (*v).min(t.step);
                     }
                 }
             }
@@ -585,7 +617,7 @@ impl RowPass {
             if own == NONE {
                 continue;
             }
-            for j in 0..POSITIONS {
+            for (j, &pos) in own_pos.iter().enumerate() {
                 let b = self.best[k * POSITIONS + j];
                 if b == i64::MIN {
                     continue;
@@ -593,7 +625,7 @@ impl RowPass {
                 let (t, ord) = (b.div_euclid(wave), b.rem_euclid(wave));
                 let (m, then) = ((-t.div_euclid(steps)) as u32, t.rem_euclid(steps) as u32);
                 let rest = (wave - 1 - ord) as f32 / wave as f32;
-                let part = issue.order(own_pos[j]) as f32 / wave as f32;
+                let part = issue.order(pos) as f32 / wave as f32;
                 match self.links.last_mut() {
                     Some(c)
                         if c.m == m
@@ -644,7 +676,7 @@ impl RowPass {
             let pi = r.plane as usize;
             let plane = &planes[pi];
             let mut own = std::mem::take(&mut self.touches);
-            touches(&mut own, plane, pi, stores, &at, sh, r.y, r.z);
+            touches(&mut own, plane, pi, stores, &at, sh, r.y, r.z, false);
             if own.is_empty() {
                 self.touches = own;
                 continue;
@@ -680,8 +712,7 @@ impl RowPass {
                 ((hi + 1) * s - base).div_euclid(plane.pitch) + 1,
             );
             let bx_lo = ((xlo - reach[0].1).div_euclid(grid.tile[0]) - 1).max(0);
-            let bx_hi =
-                ((xhi - reach[0].0).div_euclid(grid.tile[0]) + 1).min(grid.blocks[0] - 1);
+            let bx_hi = ((xhi - reach[0].0).div_euclid(grid.tile[0]) + 1).min(grid.blocks[0] - 1);
             for yz in 0..self.rows_yz.len() {
                 let (by, bz) = self.rows_yz[yz];
                 for bx in bx_lo..=bx_hi {
@@ -691,7 +722,17 @@ impl RowPass {
                         continue;
                     }
                     let mut other = std::mem::take(&mut self.nb);
-                    touches(&mut other, plane, pi, stores, &grid.at(nb), sh, r.y, r.z);
+                    touches(
+                        &mut other,
+                        plane,
+                        pi,
+                        stores,
+                        &grid.at(nb),
+                        sh,
+                        r.y,
+                        r.z,
+                        false,
+                    );
                     for t in &other {
                         sector_ranges(t, s, &mut self.ranges);
                         for &(f, l) in &self.ranges {

@@ -3,8 +3,8 @@
 //! Kernel times come from CUDA events recorded around each launch on one stream.
 
 use super::{
-    check_block, check_limit, Backend, BackendKind, BufferId, DeviceInfo, DeviceSelector,
-    ProgramId, RuntimeError,
+    check_block, check_copy, check_limit, pair_mut, Backend, BackendKind, BufferId, DeviceInfo,
+    DeviceSelector, ProgramId, RuntimeError,
 };
 use crate::config::LaunchConfig;
 use crate::emit::{self, Options};
@@ -199,6 +199,31 @@ impl Backend for CudaBackend {
             .memcpy_dtoh(&view, out)
             .map_err(driver_err("cuMemcpyDtoH"))?;
         self.stream.synchronize().map_err(driver_err("download"))
+    }
+
+    fn copy_buffer(
+        &mut self,
+        src: BufferId,
+        dst: BufferId,
+        bytes: usize,
+    ) -> Result<(), RuntimeError> {
+        check_copy(
+            src,
+            dst,
+            bytes,
+            self.buffer(src)?.len(),
+            self.buffer(dst)?.len(),
+        )?;
+        if bytes == 0 {
+            return Ok(());
+        }
+        let (s, d) = pair_mut(&mut self.buffers, src.0, dst.0);
+        let from = s.slice(0..bytes);
+        let mut to = d.slice_mut(0..bytes);
+        self.stream
+            .memcpy_dtod(&from, &mut to)
+            .map_err(driver_err("cuMemcpyDtoD"))?;
+        self.stream.synchronize().map_err(driver_err("copy"))
     }
 
     fn compile(

@@ -192,6 +192,7 @@ pub fn compare_populations<T: Real>(got: &Array4<T>, want: &Array4<T>, rtol: f64
         max_error: 0.0,
         tolerance: rtol,
         first_mismatch: None,
+        sampled_rows: None,
     };
     if got.shape() != want.shape() {
         v.passed = false;
