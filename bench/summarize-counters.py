@@ -33,8 +33,8 @@ def cfg(r):
     return "x".join(map(str, c["block"])) + " f" + "x".join(map(str, c["fold"]))
 
 
-def summary(s):
-    print(f"\n### {s['kernel']} ({s['dtype']}), domain {s['domain']['size']}, "
+def summary(name, s):
+    print(f"\n### {name}: {s['kernel']} ({s['dtype']}), domain {s['domain']['size']}, "
           f"{len(s['records'])} configurations")
     if s.get("carveout") is not None or s.get("shared_config_bytes") is not None:
         print(f"\ncarve-out preference {s.get('carveout')}, shared-memory configuration "
@@ -49,10 +49,10 @@ def summary(s):
               f"{e['within_tolerance'] * 100:.0f}% |")
 
 
-def diagnostics(s):
+def diagnostics(name, s):
     n = s["updates"]
     rec = s["records"]
-    print(f"\n#### Diagnostics: {s['kernel']} ({s['dtype']}), domain {s['domain']['size']}")
+    print(f"\n#### Diagnostics: {name}")
 
     def m(r, k):
         return r["counters"].get(k)
@@ -120,10 +120,10 @@ def main():
     names = sys.argv[2:] or sorted(p.stem for p in d.glob("*.json"))
     for name in names:
         s = json.loads((d / f"{name}.json").read_text())
-        summary(s)
+        summary(name, s)
     for name in names:
         s = json.loads((d / f"{name}.json").read_text())
-        diagnostics(s)
+        diagnostics(name, s)
 
 
 if __name__ == "__main__":
