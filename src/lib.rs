@@ -5,6 +5,7 @@
 //! `reference` as the correctness oracle for everything that is emitted.
 
 pub mod address;
+pub mod bench;
 pub mod cachesim;
 pub mod config;
 pub mod counters;

@@ -1,5 +1,6 @@
 //! Subcommands of the `stencilscope` binary; each turns library errors into one message.
 
+mod bench;
 mod counters;
 mod devices;
 mod emit;
@@ -37,6 +38,9 @@ enum Command {
     Volumes(volumes::VolumesArgs),
     /// Rank every launch configuration of a kernel on a machine model, without running anything.
     Rank(rank::RankArgs),
+    /// Measure the model's top configurations and a sample of the rest (or all of them) on a
+    /// device, verify each against the CPU reference, and report how good the ranking was.
+    Bench(Box<bench::BenchArgs>),
     /// Validate the estimated volumes against hardware counters: run the CUDA twin of each
     /// configuration under Nsight Compute (ncu) and report estimate against measurement.
     Counters(counters::CountersArgs),
@@ -109,9 +113,15 @@ pub enum CliError {
         /// The operating system's reason.
         source: std::io::Error,
     },
-    /// Ranking failed.
+    /// Ranking failed (boxed: the ranking error is large, and errors travel by value).
     #[error(transparent)]
     Rank(Box<stencilscope::rank::RankError>),
+    /// The measurement cache could not be read or written.
+    #[error(transparent)]
+    Cache(#[from] stencilscope::bench::cache::CacheError),
+    /// A sweep was interrupted (Ctrl-C) after writing what it had measured.
+    #[error("interrupted; what was measured is in the cache, and the same command resumes")]
+    Interrupted,
     /// A counter sweep failed.
     #[error(transparent)]
     Counters(#[from] stencilscope::counters::CountersError),
@@ -136,6 +146,7 @@ pub fn run(cli: Cli) -> Result<(), CliError> {
         Command::Run(a) => run::run(&a, &mut std::io::stdout().lock()),
         Command::Volumes(a) => volumes::run(&a, &mut std::io::stdout().lock()),
         Command::Rank(a) => rank::run(&a, &mut std::io::stdout().lock()),
+        Command::Bench(a) => bench::run(&a, &mut std::io::stdout().lock()),
         Command::Counters(a) => counters::run(&a, &mut std::io::stdout().lock()),
         Command::CountersTwin(a) => counters::twin(&a, &mut std::io::stdout().lock()),
     }
@@ -159,8 +170,7 @@ impl From<StepArg> for stencilscope::lbm::Step {
     }
 }
 
-/// Loads a stencil or LBM file (its primary kernel) and applies a dtype override.
-#[allow(dead_code)] // the entry point for subcommands without a step choice (emit, run, rank)
+/// Loads a stencil or LBM file (its primary kernel: the AA odd step) and applies a dtype override.
 fn load(
     path: &std::path::Path,
     dtype: Option<DtypeArg>,

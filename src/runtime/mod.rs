@@ -5,8 +5,9 @@
 //! [`measure`] runs kernels the same way on every backend: seeded random inputs, warm-up launches,
 //! timed launches alternating source and destination buffers (device timers, median reported),
 //! then one launch on poisoned outputs that is checked element by element against the CPU
-//! reference.
+//! reference. [`lbm`] drives whole LBM time loops (kernels plus the copies between them).
 
+pub mod lbm;
 pub mod measure;
 pub mod opencl;
 mod require;
@@ -20,11 +21,11 @@ pub use require::{require_devices, skip_or_fail, RequiredDevices, REQUIRE_DEVICE
 use crate::config::LaunchConfig;
 use crate::emit::{EmitError, Language};
 use crate::ir::{Domain, Kernel};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::fmt;
 
 /// The device APIs stencilscope runs kernels through.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum BackendKind {
     /// OpenCL through opencl3.
@@ -336,6 +337,15 @@ pub trait Backend {
     /// Copies the start of `buffer` into `out` (waits until done).
     fn download(&mut self, buffer: BufferId, out: &mut [u8]) -> Result<(), RuntimeError>;
 
+    /// Copies the first `bytes` bytes of `src` to the start of `dst` on the device (waits until
+    /// done): restores a pristine state between measurements without a trip over the host bus.
+    fn copy_buffer(
+        &mut self,
+        src: BufferId,
+        dst: BufferId,
+        bytes: usize,
+    ) -> Result<(), RuntimeError>;
+
     /// Emits and compiles `kernel` for `config` on `domain`, checking every device limit first.
     fn compile(
         &mut self,
@@ -379,6 +389,40 @@ pub(crate) fn check_limit(
         })
     } else {
         Ok(())
+    }
+}
+
+/// Checks the arguments of `Backend::copy_buffer`: distinct buffers, both large enough.
+pub(crate) fn check_copy(
+    src: BufferId,
+    dst: BufferId,
+    bytes: usize,
+    src_len: usize,
+    dst_len: usize,
+) -> Result<(), RuntimeError> {
+    if src == dst {
+        return Err(RuntimeError::Usage(format!(
+            "copy of buffer #{} onto itself",
+            src.0
+        )));
+    }
+    if bytes > src_len || bytes > dst_len {
+        return Err(RuntimeError::Usage(format!(
+            "copy of {bytes} bytes from a buffer of {src_len} into one of {dst_len}"
+        )));
+    }
+    Ok(())
+}
+
+/// A shared reference to `v[src]` and a mutable one to `v[dst]` (`src != dst`, both in range).
+pub(crate) fn pair_mut<T>(v: &mut [T], src: usize, dst: usize) -> (&T, &mut T) {
+    assert_ne!(src, dst, "pair_mut needs two distinct indices");
+    if src < dst {
+        let (a, b) = v.split_at_mut(dst);
+        (&a[src], &mut b[0])
+    } else {
+        let (a, b) = v.split_at_mut(src);
+        (&b[0], &mut a[dst])
     }
 }
 

@@ -4,8 +4,8 @@
 //! to `_END`).
 
 use super::{
-    check_block, check_limit, Backend, BackendKind, BufferId, DeviceInfo, DeviceSelector,
-    ProgramId, RuntimeError,
+    check_block, check_copy, check_limit, pair_mut, Backend, BackendKind, BufferId, DeviceInfo,
+    DeviceSelector, ProgramId, RuntimeError,
 };
 use crate::config::LaunchConfig;
 use crate::emit::{self, Options};
@@ -197,6 +197,26 @@ impl Backend for OpenClBackend {
                 .map_err(driver_err("clEnqueueReadBuffer"))?;
         }
         Ok(())
+    }
+
+    fn copy_buffer(
+        &mut self,
+        src: BufferId,
+        dst: BufferId,
+        bytes: usize,
+    ) -> Result<(), RuntimeError> {
+        check_copy(src, dst, bytes, self.buffer(src)?.1, self.buffer(dst)?.1)?;
+        if bytes == 0 {
+            return Ok(());
+        }
+        let (s, d) = pair_mut(&mut self.buffers, src.0, dst.0);
+        // SAFETY: both buffers hold at least `bytes` bytes (checked) and are distinct.
+        unsafe {
+            self.queue
+                .enqueue_copy_buffer(&s.0, &mut d.0, 0, 0, bytes, &[])
+                .map_err(driver_err("clEnqueueCopyBuffer"))?;
+        }
+        self.queue.finish().map_err(driver_err("clFinish"))
     }
 
     fn compile(

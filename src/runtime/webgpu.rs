@@ -14,8 +14,8 @@
 //! these options do not switch off; on adapters without it, unchecked modules skip naga's clamping.
 
 use super::{
-    check_block, check_limit, Backend, BackendKind, BackendOptions, BufferId, DeviceInfo,
-    DeviceSelector, ProgramId, RuntimeError,
+    check_block, check_copy, check_limit, Backend, BackendKind, BackendOptions, BufferId,
+    DeviceInfo, DeviceSelector, ProgramId, RuntimeError,
 };
 use crate::config::LaunchConfig;
 use crate::emit::{self, Options};
@@ -312,6 +312,32 @@ impl Backend for WgpuBackend {
             )));
         }
         self.read_back(buf, out)
+    }
+
+    fn copy_buffer(
+        &mut self,
+        src: BufferId,
+        dst: BufferId,
+        bytes: usize,
+    ) -> Result<(), RuntimeError> {
+        let (s, sl) = self.buffer(src)?;
+        let (d, dl) = self.buffer(dst)?;
+        check_copy(src, dst, bytes, *sl as usize, *dl as usize)?;
+        if bytes == 0 {
+            return Ok(());
+        }
+        // Buffers are allocated in multiples of COPY_BUFFER_ALIGNMENT, so the padded copy stays
+        // inside both; the bytes past `bytes` belong to no field.
+        let padded = (bytes as u64).next_multiple_of(wgpu::COPY_BUFFER_ALIGNMENT);
+        let mut enc = self.device.create_command_encoder(&Default::default());
+        enc.copy_buffer_to_buffer(s, 0, d, 0, padded);
+        self.queue.submit([enc.finish()]);
+        self.wait("copy")?;
+        self.take_errors(|error| RuntimeError::Driver {
+            backend: B,
+            operation: "copy_buffer_to_buffer",
+            error,
+        })
     }
 
     fn compile(
