@@ -64,6 +64,10 @@ pub struct CountersArgs {
     /// With `--from-csv`: the twin's info file of that sweep (`raw/NAME-twin.json`).
     #[arg(long, requires = "from_csv")]
     twin_info: Option<PathBuf>,
+    /// With `--from-csv`: the report the profiling run wrote; its record of that run (ncu
+    /// version and command, the command line, date, commit, carve-out) is kept.
+    #[arg(long, requires = "from_csv")]
+    original: Option<PathBuf>,
     /// Print the selected configurations and stop (needs no ncu).
     #[arg(long, conflicts_with = "from_csv")]
     list: bool,
@@ -412,6 +416,21 @@ pub fn run(a: &CountersArgs, out: &mut impl Write) -> Result<(), CliError> {
         .unwrap_or_default();
     let summary = summarize(&records);
     let (min_load, min_store) = stencilscope::footprint::minimal_volumes(kernel);
+    let original: Option<CountersSweep> = match &a.original {
+        Some(p) => Some(serde_json::from_str(&read(p)?).map_err(CountersError::from)?),
+        None => None,
+    };
+    let command = std::env::args().collect::<Vec<_>>().join(" ");
+    let commit = commit(a.commit.as_deref());
+    let date = counters::utc_now();
+    if let Some(o) = &original {
+        notes.push(format!(
+            "re-analysed on {date} at commit {} from the saved CSV of the run of {} (commit {}): {command}",
+            commit.as_deref().unwrap_or("unknown"),
+            o.date,
+            o.commit.as_deref().unwrap_or("unknown")
+        ));
+    }
     let sweep = CountersSweep {
         format: counters::COUNTERS_FORMAT.into(),
         version: counters::COUNTERS_VERSION,
@@ -422,14 +441,21 @@ pub fn run(a: &CountersArgs, out: &mut impl Write) -> Result<(), CliError> {
         minimal: (min_load, min_store),
         machine: machine.name.clone(),
         device,
-        ncu_version: profile.ncu_version,
+        ncu_version: profile
+            .ncu_version
+            .or_else(|| original.as_ref().and_then(|o| o.ncu_version.clone())),
         wavefront_metrics,
-        ncu_command: profile.ncu_command,
-        command: std::env::args().collect::<Vec<_>>().join(" "),
-        commit: commit(a.commit.as_deref()),
-        date: counters::utc_now(),
+        ncu_command: profile
+            .ncu_command
+            .or_else(|| original.as_ref().and_then(|o| o.ncu_command.clone())),
+        command: original
+            .as_ref()
+            .map(|o| o.command.clone())
+            .unwrap_or(command),
+        commit: original.as_ref().and_then(|o| o.commit.clone()).or(commit),
+        date: original.as_ref().map(|o| o.date.clone()).unwrap_or(date),
         flush_bytes,
-        carveout: a.carveout,
+        carveout: a.carveout.or(original.as_ref().and_then(|o| o.carveout)),
         shared_config_bytes: counters::shared_config(&records),
         records,
         summary,

@@ -376,22 +376,33 @@ pub fn parse_csv_lenient(text: &str) -> Result<(Vec<ProfiledLaunch>, Vec<usize>)
     let id_col = col("ID").unwrap_or(0);
     let name_col = col("Kernel Name").unwrap_or(0);
     let device_col = col("Device");
-    let rows = &records[header_at + 1..];
-    let mut launches: BTreeMap<u64, ProfiledLaunch> = BTreeMap::new();
+    let details = match (col("Metric Name"), col("Metric Unit"), col("Metric Value")) {
+        (Some(n), Some(u), Some(v)) => Some((n, u, v)),
+        _ => None,
+    };
+    // ncu leaves out empty trailing columns (a section's rule columns on metric rows): a row
+    // is complete if it reaches every column read, and is padded to the header's width.
+    let needed = match details {
+        Some((n, u, v)) => [id_col, name_col, n, u, v].into_iter().max().unwrap_or(0) + 1,
+        None => header.len(),
+    };
     let mut skipped = Vec::new();
+    let rows: Vec<(usize, Vec<String>)> = records[header_at + 1..]
+        .iter()
+        .filter_map(|(line, row)| {
+            if row.len() < needed || row.len() > header.len() {
+                skipped.push(*line);
+                return None;
+            }
+            let mut row = row.clone();
+            row.resize(header.len(), String::new());
+            Some((*line, row))
+        })
+        .collect();
+    let mut launches: BTreeMap<u64, ProfiledLaunch> = BTreeMap::new();
     // The launch a row belongs to: `None` when its ID is not a number.
-    let key = |line: usize,
-               row: &[String]|
-     -> Result<Option<(u64, String, Option<String>)>, CountersError> {
-        if row.len() != header.len() {
-            return Err(CountersError::Csv {
-                line,
-                message: format!("{} fields, the header has {}", row.len(), header.len()),
-            });
-        }
-        let Some(id) = parse_number(&row[id_col]).filter(|v| *v >= 0.0 && v.fract() == 0.0) else {
-            return Ok(None);
-        };
+    let key = |row: &[String]| -> Option<(u64, String, Option<String>)> {
+        let id = parse_number(&row[id_col]).filter(|v| *v >= 0.0 && v.fract() == 0.0)?;
         let kernel = row[name_col]
             .split('(')
             .next()
@@ -399,7 +410,7 @@ pub fn parse_csv_lenient(text: &str) -> Result<(Vec<ProfiledLaunch>, Vec<usize>)
             .trim()
             .to_string();
         let device = device_col.map(|c| row[c].clone()).filter(|d| !d.is_empty());
-        Ok(Some((id as u64, kernel, device)))
+        Some((id as u64, kernel, device))
     };
     fn entry(
         launches: &mut BTreeMap<u64, ProfiledLaunch>,
@@ -413,15 +424,9 @@ pub fn parse_csv_lenient(text: &str) -> Result<(Vec<ProfiledLaunch>, Vec<usize>)
             units: BTreeMap::new(),
         })
     }
-    if let (Some(mn), Some(mu), Some(mv)) =
-        (col("Metric Name"), col("Metric Unit"), col("Metric Value"))
-    {
-        for (line, row) in rows {
-            if row.len() != header.len() {
-                skipped.push(*line);
-                continue;
-            }
-            let Some(k) = key(*line, row)? else {
+    if let Some((mn, mu, mv)) = details {
+        for (line, row) in &rows {
+            let Some(k) = key(row) else {
                 return Err(CountersError::Csv {
                     line: *line,
                     message: format!("launch ID `{}` is not a number", row[id_col]),
@@ -441,16 +446,12 @@ pub fn parse_csv_lenient(text: &str) -> Result<(Vec<ProfiledLaunch>, Vec<usize>)
             .filter(|c| header[*c].contains("__"))
             .collect();
         let mut units: Vec<String> = vec![String::new(); header.len()];
-        for (line, row) in rows {
-            if row.len() != header.len() {
-                skipped.push(*line);
-                continue;
-            }
+        for (_, row) in &rows {
             if parse_number(&row[id_col]).is_none() {
                 units = row.clone();
                 continue;
             }
-            let Some(k) = key(*line, row)? else { continue };
+            let Some(k) = key(row) else { continue };
             let l = entry(&mut launches, k);
             for &c in &metric_cols {
                 let (factor, unit) = unit_scale(&units[c]);
@@ -544,6 +545,29 @@ mod tests {
             l[0].units["lts__t_sectors_srcunit_tex_op_read.sum"],
             "sector"
         );
+    }
+
+    #[test]
+    fn rows_without_the_empty_rule_columns() {
+        // With `--section`, ncu adds rule columns to the header and leaves them out of metric
+        // rows (as ncu 2025.3.1 printed it).
+        let csv = "\"ID\",\"Kernel Name\",\"Section Name\",\"Metric Name\",\"Metric Unit\",\"Metric Value\",\"Rule Name\",\"Rule Type\",\"Rule Description\"\n\
+            \"0\",\"ssflush\",\"Command line profiler metrics\",\"dram__bytes_read.sum\",\"byte\",\"248,125,696\",\n\
+            \"0\",\"ssflush\",\"Launch Statistics\",\"Registers Per Thread\",\"register/thread\",\"16\",\n\
+            \"0\",\"ssflush\",\"Launch Statistics\",\"\",\"\",\"\",\"LaunchStats\",\"INF\",\"A rule's text, with a comma\"\n";
+        let (l, skipped) = parse_csv_lenient(csv).unwrap();
+        assert!(skipped.is_empty());
+        assert_eq!(l[0].metrics[DRAM_READ], 248_125_696.0);
+        assert_eq!(
+            lookup(&l[0].metrics, REGISTERS),
+            Some(("Registers Per Thread", 16.0))
+        );
+        // A row that stops before the value is not complete.
+        let cut = "\"ID\",\"Kernel Name\",\"Metric Name\",\"Metric Unit\",\"Metric Value\",\"Rule Name\"\n\"0\",\"k\",\"dram__bytes_read.sum\",\"byte\"\n";
+        assert!(matches!(
+            parse_csv(cut),
+            Err(CountersError::Csv { line: 2, .. })
+        ));
     }
 
     #[test]

@@ -362,3 +362,35 @@ fn real_ncu_csv_parses_to_base_units() {
         vec!["l1tex__data_pipe_lsu_wavefronts.sum"]
     );
 }
+
+/// The same run's CSV with ncu's LaunchStats section (the first 3 launches): the section's rows
+/// carry display names, and every metric row leaves out the header's empty rule columns.
+const REAL_CSV_LAUNCHSTATS: &str =
+    include_str!("../../tests/fixtures/ncu-star3d_r4-f64-h200-launchstats.csv");
+
+#[test]
+fn real_ncu_csv_with_launch_statistics() {
+    let (l, skipped) = ncu::parse_csv_lenient(REAL_CSV_LAUNCHSTATS).unwrap();
+    assert!(skipped.is_empty(), "{skipped:?}");
+    assert_eq!(l.len(), 3);
+    let k = &l[1];
+    let c = parse_entry_name(&k.kernel).unwrap();
+    // A block of 64 threads: the driver grants 32 KiB of shared memory, so L1 keeps 224 KiB.
+    assert_eq!(c.threads(), 64);
+    assert_eq!(
+        ncu::lookup(&k.metrics, ncu::SHARED_CONFIG),
+        Some(("Shared Memory Configuration Size", 32768.0))
+    );
+    assert_eq!(
+        ncu::lookup(&k.metrics, ncu::REGISTERS),
+        Some(("Registers Per Thread", 96.0))
+    );
+    assert!(k.metrics["l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum"] > 0.0);
+    assert_eq!(
+        ncu::MetricSet::wavefronts_in(&k.metrics),
+        vec!["l1tex__data_pipe_lsu_wavefronts_mem_lgds.sum"]
+    );
+    // Text values (a scheduling policy) are not numbers and are left out.
+    assert!(!l[0].metrics.contains_key("Cluster Scheduling Policy"));
+    assert_eq!(l[0].metrics["Block Size"], 512.0);
+}
