@@ -8,6 +8,7 @@ pub mod address;
 pub mod bench;
 pub mod cachesim;
 pub mod config;
+pub mod counters;
 pub mod emit;
 pub mod footprint;
 pub mod ir;

@@ -188,3 +188,101 @@ fn run_reports_time_bandwidth_and_verification() {
     assert_eq!(j["results"][0]["status"], "passed");
     assert_eq!(j["results"][0]["times"].as_array().unwrap().len(), 10);
 }
+
+#[test]
+fn emit_takes_lbm_files_and_aa_steps() {
+    for (step, name) in [
+        (None, "d3q19_srt_aa_odd"),
+        (Some("even"), "d3q19_srt_aa_even"),
+        (Some("odd"), "d3q19_srt_aa_odd"),
+    ] {
+        let mut args = vec![
+            "emit",
+            "lbm/d3q19_srt_aa.toml",
+            "--target",
+            "cuda",
+            "--block",
+            "64,2,1",
+            "--domain",
+            "40,20,10",
+        ];
+        if let Some(s) = step {
+            args.extend(["--step", s]);
+        }
+        let (ok, stdout, stderr) = out(bin().args(&args));
+        assert!(ok, "{stderr}");
+        assert!(
+            stdout.contains(&format!("void __launch_bounds__(128) {name}(")),
+            "{step:?}: {stdout}"
+        );
+    }
+    let (ok, stdout, stderr) = out(bin().args([
+        "emit",
+        "lbm/d2q9_srt_pull.toml",
+        "--target",
+        "wgsl",
+        "--block",
+        "32,4",
+        "--domain",
+        "30,20",
+    ]));
+    assert!(ok, "{stderr}");
+    assert!(stdout.contains("@workgroup_size(32, 4, 1)"), "{stdout}");
+    // A step for a pattern without steps, and for a stencil, are clear errors.
+    for file in ["lbm/d3q19_srt_pull.toml", "stencils/star3d_r1.toml"] {
+        let (ok, _, stderr) = out(bin().args([
+            "emit", file, "--target", "opencl", "--block", "32,1,1", "--step", "even",
+        ]));
+        assert!(!ok && !stderr.contains("panicked"), "{file}: {stderr}");
+        assert!(stderr.contains("step"), "{file}: {stderr}");
+    }
+}
+
+#[test]
+fn run_times_and_verifies_lbm_kernels() {
+    let dir = tempfile::tempdir().unwrap();
+    for (file, step, domain, block, bytes) in [
+        ("lbm/d2q9_srt_pull.toml", None, "21,10", "16,4", 144),
+        ("lbm/d3q19_srt_aa.toml", Some("even"), "9,6,5", "8,2,2", 152),
+        ("lbm/d3q19_srt_aa.toml", None, "9,6,5", "8,2,2", 152),
+    ] {
+        let json = dir.path().join("r.json");
+        let mut args = vec![
+            "run",
+            file,
+            "--backend",
+            "opencl",
+            "--domain",
+            domain,
+            "--block",
+            block,
+            "--json",
+            json.to_str().unwrap(),
+        ];
+        if let Some(s) = step {
+            args.extend(["--step", s]);
+        }
+        let (ok, stdout, stderr) = out(bin().args(&args));
+        if !ok && stderr.contains("opencl is not available") {
+            stencilscope::runtime::skip_or_fail(
+                "opencl",
+                "run_times_and_verifies_lbm_kernels",
+                &stderr,
+            );
+            return;
+        }
+        assert!(ok, "{file} {step:?}: {stderr}");
+        assert!(stdout.contains("verification passed"), "{stdout}");
+        let j: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+        assert_eq!(j["min_bytes_per_lup"], bytes, "{file}");
+        assert_eq!(j["results"][0]["status"], "passed");
+        let kernel = j["kernel"].as_str().unwrap();
+        match step {
+            Some("even") => assert!(kernel.ends_with("_even"), "{kernel}"),
+            _ if file.contains("_aa") => assert!(kernel.ends_with("_odd"), "{kernel}"),
+            _ => {}
+        }
+        assert!(j["lbm"]["streaming"].is_string(), "{j}");
+    }
+}

@@ -1,4 +1,4 @@
-use super::{load, parse_dims, CliError, DtypeArg};
+use super::{load_step, parse_dims, CliError, DtypeArg, StepArg};
 use clap::{Args, ValueEnum};
 use std::io::Write;
 use std::path::PathBuf;
@@ -29,8 +29,11 @@ impl From<TargetArg> for Language {
 /// Arguments of `stencilscope emit`.
 #[derive(Debug, Args)]
 pub struct EmitArgs {
-    /// Stencil definition file (TOML).
+    /// Stencil or LBM definition file (TOML).
     file: PathBuf,
+    /// For an LBM file with AA streaming: which step's kernel (default: odd).
+    #[arg(long, value_enum)]
+    step: Option<StepArg>,
     /// Source language.
     #[arg(long, value_enum)]
     target: TargetArg,
@@ -52,7 +55,7 @@ pub struct EmitArgs {
 }
 
 pub fn run(a: &EmitArgs, out: &mut impl Write) -> Result<(), CliError> {
-    let def = load(&a.file, a.dtype)?;
+    let def = load_step(&a.file, a.dtype, a.step)?;
     let domain = super::domain_for(&a.file, a.domain.as_deref(), def.domain, def.kernel.dims)?;
     let config = LaunchConfig::new(a.block, a.fold);
     let src = emit::emit(

@@ -1,6 +1,7 @@
 //! Subcommands of the `stencilscope` binary; each turns library errors into one message.
 
 mod bench;
+mod counters;
 mod devices;
 mod emit;
 mod rank;
@@ -40,6 +41,12 @@ enum Command {
     /// Measure the model's top configurations and a sample of the rest (or all of them) on a
     /// device, verify each against the CPU reference, and report how good the ranking was.
     Bench(Box<bench::BenchArgs>),
+    /// Validate the estimated volumes against hardware counters: run the CUDA twin of each
+    /// configuration under Nsight Compute (ncu) and report estimate against measurement.
+    Counters(counters::CountersArgs),
+    /// The CUDA twin that `counters` runs under ncu (internal).
+    #[command(hide = true)]
+    CountersTwin(counters::TwinArgs),
 }
 
 /// Element type as given on the command line.
@@ -106,7 +113,7 @@ pub enum CliError {
         /// The operating system's reason.
         source: std::io::Error,
     },
-    /// Ranking failed.
+    /// Ranking failed (boxed: the ranking error is large, and errors travel by value).
     #[error(transparent)]
     Rank(Box<stencilscope::rank::RankError>),
     /// The measurement cache could not be read or written.
@@ -115,6 +122,9 @@ pub enum CliError {
     /// A sweep was interrupted (Ctrl-C) after writing what it had measured.
     #[error("interrupted; what was measured is in the cache, and the same command resumes")]
     Interrupted,
+    /// A counter sweep failed.
+    #[error(transparent)]
+    Counters(#[from] stencilscope::counters::CountersError),
     /// Neither the file nor the command line gives a domain.
     #[error("no domain: the file gives none, so pass --domain NX,NY[,NZ]")]
     NoDomain,
@@ -137,6 +147,8 @@ pub fn run(cli: Cli) -> Result<(), CliError> {
         Command::Volumes(a) => volumes::run(&a, &mut std::io::stdout().lock()),
         Command::Rank(a) => rank::run(&a, &mut std::io::stdout().lock()),
         Command::Bench(a) => bench::run(&a, &mut std::io::stdout().lock()),
+        Command::Counters(a) => counters::run(&a, &mut std::io::stdout().lock()),
+        Command::CountersTwin(a) => counters::twin(&a, &mut std::io::stdout().lock()),
     }
 }
 
@@ -158,8 +170,7 @@ impl From<StepArg> for stencilscope::lbm::Step {
     }
 }
 
-/// Loads a stencil or LBM file (its primary kernel) and applies a dtype override.
-#[allow(dead_code)] // the entry point for subcommands without a step choice (emit, run, rank)
+/// Loads a stencil or LBM file (its primary kernel: the AA odd step) and applies a dtype override.
 fn load(
     path: &std::path::Path,
     dtype: Option<DtypeArg>,

@@ -1,10 +1,11 @@
-use super::{parse_dims, CliError, DtypeArg};
+use super::{parse_dims, CliError, DtypeArg, StepArg};
 use clap::{Args, ValueEnum};
 use serde::Serialize;
 use std::io::Write;
 use std::path::PathBuf;
 use stencilscope::config::LaunchConfig;
 use stencilscope::ir::{Domain, Dtype, Kernel};
+use stencilscope::lbm::LbmSpec;
 use stencilscope::runtime::measure::{self, MeasureOptions, RunResult, Status, Timing};
 use stencilscope::runtime::{BackendKind, BackendOptions, DeviceInfo, DeviceSelector};
 
@@ -32,9 +33,13 @@ impl From<BackendArg> for BackendKind {
 /// Arguments of `stencilscope run`.
 #[derive(Debug, Args)]
 pub struct RunArgs {
-    /// Stencil definition file (TOML); omit with `--copy`.
+    /// Stencil or LBM definition file (TOML); omit with `--copy`. An LBM file runs its bulk
+    /// kernel (one sweep, like a stencil; the AA pattern's odd step unless `--step even`).
     #[arg(required_unless_present = "copy", conflicts_with = "copy")]
     file: Option<PathBuf>,
+    /// For an LBM file with AA streaming: which step's kernel (default: odd).
+    #[arg(long, value_enum, conflicts_with = "copy")]
+    step: Option<StepArg>,
     /// Measure the copy kernel `dst = src` instead of a stencil: the device's copy bandwidth
     /// through the same emitter and backend.
     #[arg(long)]
@@ -93,6 +98,9 @@ struct RunJson<'a> {
     warmup: usize,
     reps: usize,
     seed: u64,
+    /// The LBM variant, for LBM files.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    lbm: Option<&'a LbmSpec>,
     results: &'a [RunResult],
 }
 
@@ -130,7 +138,7 @@ pub fn run(a: &RunArgs, out: &mut impl Write) -> Result<(), CliError> {
             a.reps
         )));
     }
-    let (kernel, domain): (Kernel, Domain) = if a.copy {
+    let (kernel, domain, lbm): (Kernel, Domain, Option<LbmSpec>) = if a.copy {
         let dims = a.domain.as_ref().map(|d| d.len()).unwrap_or(0);
         let domain = super::domain_for(
             std::path::Path::new("--copy"),
@@ -139,12 +147,12 @@ pub fn run(a: &RunArgs, out: &mut impl Write) -> Result<(), CliError> {
             if dims == 2 { 2 } else { 3 },
         )?;
         let dtype = a.dtype.map(Dtype::from).unwrap_or(Dtype::F64);
-        (measure::copy_kernel(domain.dims, dtype), domain)
+        (measure::copy_kernel(domain.dims, dtype), domain, None)
     } else {
         let file = a.file.as_ref().expect("clap requires FILE without --copy");
-        let def = super::load(file, a.dtype)?;
+        let def = super::load_step(file, a.dtype, a.step)?;
         let domain = super::domain_for(file, a.domain.as_deref(), def.domain, def.kernel.dims)?;
-        (def.kernel, domain)
+        (def.kernel, domain, def.lbm)
     };
     let configs = configs(a)?;
     let kind: BackendKind = a.backend.into();
@@ -238,6 +246,7 @@ pub fn run(a: &RunArgs, out: &mut impl Write) -> Result<(), CliError> {
             warmup: a.warmup,
             reps: a.reps,
             seed: a.seed,
+            lbm: lbm.as_ref(),
             results: &results,
         };
         std::fs::write(path, serde_json::to_string_pretty(&j)? + "\n")?;

@@ -1,31 +1,50 @@
 //! Per-block volumes: L2 loads (L1 misses) and DRAM traffic.
 //!
-//! A block's footprint is a union of byte intervals per row (field, component row, y, z), built from
-//! the tile shifted by each access's offset: a *template* per size class, placed at a block's real
-//! position to get absolute sectors. One representative block per position class (first, interior,
-//! last along each axis) stands for all blocks of its class.
+//! Exact totals come from region counts (`geometry`), without enumerating blocks or rows: the
+//! footprint of every block (summed per size class over the blocks' alignments to sectors), the
+//! union of all blocks' footprints (the compulsory DRAM load `G`), and the union of all stores
+//! (the DRAM store, and the sectors no store covers fully, which cost a read). The grid unions
+//! depend on the kernel and the domain only and are kept for the next configuration.
 //!
-//! L2 load: the block's distinct sectors (reuse inside the block through L1); when the resident
-//! blocks' footprint in lines exceeds L1, a fraction `1 - L1/footprint` of the reuse is lost,
-//! moving smoothly towards the no-reuse bound (the block's L1 requests).
+//! Reuse is modelled from the row statistics of representative blocks (`rows`), in the time of
+//! the machine's run: blocks start in launch order in waves of `W` (SMs × resident blocks); the
+//! blocks of a wave run in lockstep, step by step (fold point by fold point, instruction by
+//! instruction), each step issued SM by SM.
 //!
-//! DRAM load: a sector of a block's footprint is a DRAM miss unless the block that touched it most
-//! recently before (in launch order, `Δ` blocks earlier) left it in L2. With waves of `W` blocks in
-//! lockstep, that block ran `m = ⌊Δ/W⌋` or `m + 1` waves earlier, and between the two touches the
-//! machine touched about `(m + u)·V` bytes, `V` being a wave's distinct data and `u ∈ [-1, 1]` the
-//! difference of the two touches' positions in a block's run (triangular, as the difference of two
-//! uniform positions). The hit probability `P(|m + u|·V < L2)` is the layer condition made smooth:
-//! it holds when the overlap with earlier waves fits the effective L2, and fades over a width of
-//! one wave's footprint.
+//! L2 load is each block's distinct sectors plus what L1 evicts between two uses. A line touched
+//! again after `g` load steps has seen the lines all resident blocks touched in between: the
+//! block's working set over `g - 1` steps (Denning's, from the distribution of line-reuse gaps)
+//! plus parts of the two steps of its touches; replaying the line touches with the resulting
+//! eviction probabilities gives the re-fetched sectors.
 //!
-//! DRAM store: the distinct sectors written over the grid (each counted by the first block, in
-//! launch order, that writes it); one not fully written by all blocks together also costs a read.
+//! DRAM load is `G`, plus the reused sectors L2 no longer holds, plus re-fetches and re-writes
+//! that miss L2, plus reads of partly written sectors. Every access of a sector after its first
+//! is *linked* to the previous access in time, by any block: an earlier block in an earlier wave,
+//! or a block of the same wave at an earlier step. It hits if the distinct sectors the machine
+//! moved through L2 in between stay below the L2 capacity. That volume is counted from real
+//! positions: every block of a wave streams the average block's L2 accesses (first touches per
+//! step, store instructions, re-fetches); a sector accessed several times inside the window counts
+//! once, so the links lying inside the window are subtracted. The reuse total is exact
+//! (`Σ footprints - G`); the links of the sampled rows say how it splits by distance.
+//!
+//! DRAM store is the distinct sectors written, plus a write for every sector L2 evicts between
+//! two of its writes (each part partial, so also read).
 
+use super::geometry::{convolve, residues, Counter, ElemBox, IntHasher, Plane, PlaneAccess, Tally};
+use super::rows::{
+    boxes, load_boxes, sample_rows, BlockAt, Grid, Issue, Link, RowPass, SampledRow, Shape,
+};
 use super::{CacheParams, MemoryProgram, SizeClasses};
-use crate::ir::{AccessKind, Layout};
+use crate::ir::AccessKind;
+use std::collections::HashMap;
+use std::hash::BuildHasherDefault;
 
-/// Axes with at least this many blocks are represented by interior blocks only.
-const MERGE_EDGES: usize = 64;
+/// Rows processed per representative block at most, where L1 may overflow.
+const ROW_BUDGET: usize = 64;
+/// Rows processed otherwise, and per block sampled for its links only.
+const LINK_ROWS: usize = super::rows::LINK_ROWS;
+/// Axes with fewer blocks than this are sampled at their first block as well as inside.
+const SMALL_GRID: usize = 16;
 
 /// Totals over the grid, in sectors.
 #[derive(Debug, Clone, Copy, Default)]
@@ -35,218 +54,353 @@ pub(crate) struct BlockTotals {
     pub dram_store_sectors: f64,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-struct RowKey {
-    field: u32,
-    q: u32,
-    z: i32,
-    y: i32,
-}
-
-#[derive(Debug, Clone, Copy)]
-struct Row {
-    key: RowKey,
-    start: u32,
-    len: u32,
-    lo: i64,
-    hi: i64,
-}
-
-/// Byte intervals per row of one block of one size class, relative to each row's origin (the
-/// element at the block's first x, the row's y and z, component row `q`).
-#[derive(Debug, Default)]
-struct Template {
-    rows: Vec<Row>,
-    iv: Vec<(i64, i64)>,
-    /// Rows of one (field, q, z), contiguous in `rows`: `(key of the first row, start, end)`.
-    groups: Vec<(RowKey, usize, usize)>,
-    /// Smallest and largest y and z of any row.
-    span: [(i32, i32); 2],
+/// The unions over the whole grid, and what they were computed for.
+#[derive(Debug, Clone)]
+struct Unions {
+    planes: Vec<Plane>,
+    acc: Vec<PlaneAccess>,
+    domain: [i64; 3],
+    sector: i64,
+    compulsory: f64,
+    stored: Tally,
 }
 
 /// Scratch buffers, reused between calls.
 #[derive(Debug, Default)]
 pub(crate) struct BlockScratch {
-    templates: Vec<Template>,
-    raw: Vec<(RowKey, i64, i64)>,
-    own: Vec<(i64, i64)>,
-    rem: Vec<(i64, i64)>,
-    tmp: Vec<(i64, i64)>,
-    touch: Vec<(i64, i64, i64)>,
-    bytes: Vec<(i64, i64)>,
-    out: Vec<(i64, i64)>,
-    claims: Vec<(i64, f64)>,
-    /// Per template row: line segments with the step that touched them last.
-    last: Vec<Vec<(i64, i64, u32)>>,
-    seg: Vec<(i64, i64, u32)>,
-    fenwick: Vec<i64>,
+    unions: Option<Unions>,
+    planes: Vec<Plane>,
+    acc: Vec<PlaneAccess>,
+    /// The loads of `acc`.
+    loads: Vec<PlaneAccess>,
+    /// The stores of `acc`.
+    stores: Vec<PlaneAccess>,
+    /// Smallest and largest store offset per axis.
+    store_reach: [(i64, i64); 3],
+    /// Smallest and largest load offset per axis.
+    reach: [(i64, i64); 3],
+    shape_block: [i64; 3],
+    shape_fold: [i64; 3],
+    shape_tile: [i64; 3],
+    counter: Counter,
+    boxes: Vec<ElemBox>,
+    shifts: Vec<(i64, f64)>,
+    hx: Vec<(i64, f64)>,
+    hy: Vec<(i64, f64)>,
+    hz: Vec<(i64, f64)>,
+    tmp: Vec<(i64, f64)>,
+    regions: Vec<(i64, i64, i64, i64)>,
+    plane_regions: Vec<(usize, usize, usize)>,
+    ycuts: Vec<i64>,
+    zcuts: Vec<i64>,
+    cells: Vec<(i64, i64, i64, i64)>,
+    plane_cells: Vec<(usize, usize, usize)>,
+    rows: Vec<SampledRow>,
+    pass: RowPass,
+    ws: Vec<f64>,
+    evict: Vec<f64>,
+    cum: Vec<f64>,
+    step_acc: Vec<f64>,
+    merged: Vec<Link>,
+    link_index: HashMap<u64, usize, BuildHasherDefault<IntHasher>>,
+    share: Vec<(u32, Vec<f64>)>,
 }
 
-fn fen_add(f: &mut [i64], i: usize, v: i64) {
-    let mut i = i + 1;
-    while i <= f.len() {
-        f[i - 1] += v;
-        i += i & i.wrapping_neg();
+/// Blocks sharing an SM with a block, on average over blocks: a full wave fills every SM; a grid
+/// smaller than a wave is dealt round robin, some SMs getting one block more than others.
+fn resident_blocks(nblocks: usize, sms: usize, per_sm: usize) -> f64 {
+    if nblocks >= sms * per_sm {
+        return per_sm.max(1) as f64;
     }
+    let (q, r) = ((nblocks / sms) as f64, (nblocks % sms) as f64);
+    ((r * (q + 1.0) * (q + 1.0) + (sms as f64 - r) * q * q) / nblocks.max(1) as f64).max(1.0)
 }
 
-/// Sum of entries `0..=i`.
-fn fen_prefix(f: &[i64], i: usize) -> i64 {
-    let mut i = i + 1;
-    let mut s = 0;
-    while i > 0 {
-        s += f[i - 1];
-        i -= i & i.wrapping_neg();
-    }
-    s
-}
-
-/// Sorts and merges intervals in place (touching ones too).
-fn merge(v: &mut Vec<(i64, i64)>) {
-    v.sort_unstable();
-    let mut w = 0;
-    for i in 0..v.len() {
-        if w > 0 && v[i].0 <= v[w - 1].1 {
-            v[w - 1].1 = v[w - 1].1.max(v[i].1);
-        } else {
-            v[w] = v[i];
-            w += 1;
-        }
-    }
-    v.truncate(w);
-}
-
-fn total(v: &[(i64, i64)]) -> i64 {
-    v.iter().map(|(a, b)| b - a).sum()
-}
-
-/// `a \ b` into `out` (both sorted and merged); returns the size of `a ∩ b`.
-fn subtract(a: &[(i64, i64)], b: &[(i64, i64)], out: &mut Vec<(i64, i64)>) -> i64 {
-    out.clear();
-    let mut j = 0;
-    let mut removed = 0;
-    for &(lo, hi) in a {
-        let mut cur = lo;
-        while j < b.len() && b[j].1 <= cur {
-            j += 1;
-        }
-        let mut k = j;
-        while cur < hi && k < b.len() && b[k].0 < hi {
-            if b[k].0 > cur {
-                out.push((cur, b[k].0));
-            }
-            let end = b[k].1.min(hi);
-            removed += end - b[k].0.max(cur);
-            cur = cur.max(end);
-            if b[k].1 > hi {
-                break;
-            }
-            k += 1;
-        }
-        if cur < hi {
-            out.push((cur, hi));
-        }
-    }
-    removed
-}
-
-/// CDF of the triangular distribution on `[-1, 1]`.
-fn tri_cdf(u: f64) -> f64 {
-    if u <= -1.0 {
+/// CDF of the sum of two uniform variables on `[0, 1]`.
+fn triangular_cdf(t: f64) -> f64 {
+    if t <= 0.0 {
         0.0
-    } else if u <= 0.0 {
-        0.5 * (1.0 + u) * (1.0 + u)
-    } else if u < 1.0 {
-        1.0 - 0.5 * (1.0 - u) * (1.0 - u)
+    } else if t <= 1.0 {
+        t * t / 2.0
+    } else if t < 2.0 {
+        1.0 - (2.0 - t) * (2.0 - t) / 2.0
     } else {
         1.0
     }
 }
 
-/// Probability that data touched `delta` blocks earlier is still in an L2 of `c` wave footprints.
-fn hit_probability(delta: i64, wave: f64, c: f64) -> f64 {
-    let d = delta.unsigned_abs() as f64 / wave;
-    let m = d.floor();
-    let frac = d - m;
-    let hit = |m: f64| tri_cdf(c - m) - tri_cdf(-c - m);
-    (1.0 - frac) * hit(m) + frac * hit(m + 1.0)
+/// Whether two links are of the same class.
+fn same_link(a: &Link, b: &Link) -> bool {
+    (a.m, a.then, a.now, a.rest, a.part) == (b.m, b.then, b.now, b.rest, b.part)
+}
+
+/// Steps are binned into at most this many bins for the tables of links.
+const MAX_BINS: usize = 64;
+
+/// Distinct sectors through L2 in windows of the machine's run. Every block of a wave streams the
+/// average block's L2 accesses (`cum`, cumulative by step); a sector accessed several times in a
+/// window counts once, so the window's volume is the stream minus the links (time-consecutive
+/// accesses of a sector) lying entirely inside it. Links are kept per wave distance `m` in 2D
+/// prefix sums over the bins of their two steps.
+struct Window<'a> {
+    tables: &'a mut Vec<(u32, Vec<f64>)>,
+    used: usize,
+    cum: &'a [f64],
+    steps: usize,
+    bins: usize,
+    wave: f64,
+}
+
+impl<'a> Window<'a> {
+    fn new(
+        tables: &'a mut Vec<(u32, Vec<f64>)>,
+        cum: &'a [f64],
+        steps: usize,
+        bins: usize,
+        wave: f64,
+    ) -> Window<'a> {
+        Window {
+            tables,
+            used: 0,
+            cum,
+            steps,
+            bins,
+            wave,
+        }
+    }
+
+    fn bin(&self, step: usize) -> usize {
+        step * self.bins / self.steps.max(1)
+    }
+
+    /// Records `w` sectors linked `m` waves apart, at steps `then` and `now`.
+    fn add(&mut self, m: u32, then: usize, now: usize, w: f64) {
+        let n = self.bins + 1;
+        let t = match self.tables[..self.used].iter().position(|t| t.0 == m) {
+            Some(t) => t,
+            None => {
+                if self.used == self.tables.len() {
+                    self.tables.push((m, Vec::new()));
+                }
+                let t = &mut self.tables[self.used];
+                t.0 = m;
+                t.1.clear();
+                t.1.resize(n * n, 0.0);
+                self.used += 1;
+                self.used - 1
+            }
+        };
+        let (i, j) = (self.bin(then), self.bin(now));
+        self.tables[t].1[(i + 1) * n + j + 1] += w;
+    }
+
+    /// Turns the tables into prefix sums.
+    fn finish(&mut self) {
+        let n = self.bins + 1;
+        for (_, t) in self.tables[..self.used].iter_mut() {
+            for i in 1..n {
+                for j in 1..n {
+                    t[i * n + j] += t[(i - 1) * n + j] + t[i * n + j - 1] - t[(i - 1) * n + j - 1];
+                }
+            }
+        }
+    }
+
+    /// Links of table `t` with the earlier access in steps `[a1, a2)` and the later one in
+    /// `[b1, b2)`.
+    fn links(&self, t: &[f64], a1: usize, a2: usize, b1: usize, b2: usize) -> f64 {
+        if a2 <= a1 || b2 <= b1 {
+            return 0.0;
+        }
+        let n = self.bins + 1;
+        let (i1, i2, j1, j2) = (self.bin(a1), self.bin(a2), self.bin(b1), self.bin(b2));
+        t[i2 * n + j2] - t[i1 * n + j2] - t[i2 * n + j1] + t[i1 * n + j1]
+    }
+
+    /// Distinct sectors through L2 between an access at step `then` and one at step `now`, `m`
+    /// waves later; `rest` is the share of the wave issuing step `then` after the first access,
+    /// `part` the share issuing step `now` before the second. The window holds the rest of step
+    /// `then`, whole steps, and part of step `now`; a link counts against it where both of its
+    /// accesses fall inside (those in a partial step in proportion to its share).
+    fn distance(&self, m: u32, then: usize, now: usize, rest: f64, part: f64) -> f64 {
+        let (k, c) = (self.steps, self.cum);
+        let step = |i: usize| c[i + 1] - c[i];
+        let (rest, part) = (rest.clamp(0.0, 1.0), part.clamp(0.0, 1.0));
+        let per_block = if m == 0 {
+            if then == now {
+                // The same step: the blocks issued between the two accesses.
+                let share = (rest + part - 1.0).max(0.0);
+                return self.wave * share * step(now);
+            }
+            let (a, b) = (then + 1, now);
+            let mut inside = 0.0;
+            for (mc, t) in &self.tables[..self.used] {
+                if *mc != 0 {
+                    continue;
+                }
+                inside += self.links(t, a, b, a, b)
+                    + rest * self.links(t, then, a, a, b)
+                    + part * self.links(t, a, b, now, now + 1)
+                    + rest * part * self.links(t, then, a, now, now + 1);
+            }
+            rest * step(then) + (c[b] - c[a]) + part * step(now) - inside
+        } else {
+            // The rest of the earlier wave after `then`, m - 1 whole waves, the later wave
+            // before `now`. A link `mc` waves long lies inside when it starts in the tail, in
+            // one of the m - mc - 1 waves after it, or ends in the head.
+            let tail = then + 1;
+            let stream = rest * step(then)
+                + (c[k] - c[tail])
+                + (m - 1) as f64 * c[k]
+                + c[now]
+                + part * step(now);
+            let mut inside = 0.0;
+            for (mc, t) in &self.tables[..self.used] {
+                let mc = *mc;
+                if mc > m {
+                    continue;
+                }
+                if mc == m {
+                    inside += self.links(t, tail, k, 0, now)
+                        + rest * self.links(t, then, tail, 0, now)
+                        + part * self.links(t, tail, k, now, now + 1)
+                        + rest * part * self.links(t, then, tail, now, now + 1);
+                } else {
+                    inside += (m - mc - 1) as f64 * self.links(t, 0, k, 0, k)
+                        + self.links(t, tail, k, 0, k)
+                        + rest * self.links(t, then, tail, 0, k)
+                        + self.links(t, 0, k, 0, now)
+                        + part * self.links(t, 0, k, now, now + 1);
+                }
+            }
+            stream - inside
+        };
+        self.wave * per_block.max(0.0)
+    }
+}
+
+/// Samples along one axis of `g` blocks: `(block index, blocks it stands for)`.
+fn positions(g: usize) -> Vec<(usize, f64)> {
+    match g {
+        1 => vec![(0, 1.0)],
+        g if g < SMALL_GRID => vec![(0, 1.0), ((g / 2).max(1), (g - 1) as f64)],
+        g => vec![(g / 2, g as f64)],
+    }
 }
 
 impl BlockScratch {
-    fn build(&mut self, prog: &MemoryProgram, ext: [usize; 3], kind: AccessKind, slot: usize) {
-        self.raw.clear();
-        for ins in prog.instructions.iter().filter(|i| i.kind == kind) {
-            let l = &prog.layouts[ins.field];
-            let e = l.elem_size as i64;
-            let a = ins.access;
-            let soa = prog.storage[ins.field] == Layout::Fzyx || l.components == 1;
-            let q = if soa { a.index as u32 } else { 0 };
-            let qoff = if soa {
-                0
-            } else {
-                (a.index * l.stride_q) as i64 * e
-            };
-            let sx = l.stride[0] as i64 * e;
-            for z in 0..ext[2] as i32 {
-                for y in 0..ext[1] as i32 {
-                    let key = RowKey {
-                        field: ins.field as u32,
-                        q,
-                        z: z + a.offset[2],
-                        y: y + a.offset[1],
-                    };
-                    let x0 = a.offset[0] as i64;
-                    if soa && sx == e {
-                        self.raw.push((key, x0 * e, (x0 + ext[0] as i64) * e));
-                    } else {
-                        for x in x0..x0 + ext[0] as i64 {
-                            self.raw.push((key, x * sx + qoff, x * sx + qoff + e));
-                        }
+    /// Position and extent of block `b`.
+    fn at(classes: &SizeClasses, b: [usize; 3]) -> BlockAt {
+        let ext = classes
+            .extent(classes.class_of(b))
+            .expect("a block's class exists");
+        BlockAt {
+            origin: std::array::from_fn(|d| (b[d] * classes.tile[d]) as i64),
+            ext: ext.map(|e| e as i64),
+        }
+    }
+
+    /// Samples the rows of the footprint of a block at `at` into `self.rows`.
+    fn sample(&mut self, at: &BlockAt, kind: AccessKind) {
+        self.regions.clear();
+        self.plane_regions.clear();
+        for pi in 0..self.planes.len() {
+            boxes(&self.acc, kind, pi, at, &mut self.boxes);
+            if !self.boxes.is_empty() {
+                self.counter.decompose(&self.planes[pi], &self.boxes);
+            }
+            self.keep_regions(pi);
+        }
+        let (block, fold, tile) = (self.shape_block, self.shape_fold, self.shape_tile);
+        self.cuts(at, block, fold, tile);
+        self.sample_kept(LINK_ROWS);
+    }
+
+    /// Keeps the regions of the last decomposition, those of plane `pi`, for sampling.
+    fn keep_regions(&mut self, pi: usize) {
+        let start = self.regions.len();
+        if !self.boxes.is_empty() {
+            for r in &self.counter.regions {
+                self.regions.push((r.y.0, r.y.1, r.z.0, r.z.1));
+            }
+        }
+        self.plane_regions.push((pi, start, self.regions.len()));
+    }
+
+    /// Rows where the loads of the block at `at`, or of a block whose tile is up to `reach`
+    /// tiles away, start or end touching a row, per axis (1: y, 2: z), or a fold point's
+    /// sub-tile begins: between two of them, rows are touched alike by every block around.
+    fn cuts(&mut self, at: &BlockAt, block: [i64; 3], fold: [i64; 3], tile: [i64; 3]) {
+        for (d, cuts) in [(1, &mut self.ycuts), (2, &mut self.zcuts)] {
+            cuts.clear();
+            let span = self.reach[d].1 - self.reach[d].0 + at.ext[d];
+            let r = span / tile[d] + 1;
+            for a in &self.loads {
+                for j in 0..=fold[d] {
+                    let v = at.origin[d] + a.off[d] + (j * block[d]).min(at.ext[d]);
+                    for k in -r..=r {
+                        cuts.push(v + k * tile[d]);
                     }
                 }
             }
+            cuts.sort_unstable();
+            cuts.dedup();
         }
-        self.raw.sort_unstable_by_key(|a| (a.0, a.1));
-        let t = &mut self.templates[slot];
-        t.rows.clear();
-        t.iv.clear();
-        for &(key, lo, hi) in &self.raw {
-            match t.rows.last_mut() {
-                Some(r) if r.key == key => {
-                    let last = t.iv.last_mut().expect("a row has an interval");
-                    if lo <= last.1 {
-                        last.1 = last.1.max(hi);
-                    } else {
-                        t.iv.push((lo, hi));
-                        r.len += 1;
+    }
+
+    /// Samples rows from the kept regions into `self.rows`: the regions are split at the cuts
+    /// into cells of rows touched alike; with at most `budget` cells, one row of each stands for
+    /// the cell, else a systematic sample of `budget` rows is taken.
+    fn sample_kept(&mut self, budget: usize) {
+        self.rows.clear();
+        self.cells.clear();
+        self.plane_cells.clear();
+        for &(pi, a, b) in &self.plane_regions {
+            let start = self.cells.len();
+            for &(ya, yb, za, zb) in &self.regions[a..b] {
+                let ys = self.ycuts.partition_point(|v| *v <= ya);
+                let ye = self.ycuts.partition_point(|v| *v < yb);
+                let zs = self.zcuts.partition_point(|v| *v <= za);
+                let ze = self.zcuts.partition_point(|v| *v < zb);
+                let mut z0 = za;
+                for zc in self.zcuts[zs..ze].iter().copied().chain([zb]) {
+                    let mut y0 = ya;
+                    for yc in self.ycuts[ys..ye].iter().copied().chain([yb]) {
+                        self.cells.push((y0, yc, z0, zc));
+                        y0 = yc;
                     }
-                    r.hi = r.hi.max(hi);
+                    z0 = zc;
                 }
-                _ => {
-                    t.rows.push(Row {
-                        key,
-                        start: t.iv.len() as u32,
-                        len: 1,
-                        lo,
-                        hi,
+            }
+            self.plane_cells.push((pi, start, self.cells.len()));
+        }
+        let cell_rows = |c: &(i64, i64, i64, i64)| ((c.1 - c.0) * (c.3 - c.2)) as f64;
+        if self.cells.len() <= budget {
+            for &(pi, a, b) in &self.plane_cells {
+                for c in &self.cells[a..b] {
+                    self.rows.push(SampledRow {
+                        plane: pi as u32,
+                        y: c.0,
+                        z: c.2,
+                        weight: cell_rows(c),
                     });
-                    t.iv.push((lo, hi));
                 }
             }
+            return;
         }
-        t.groups.clear();
-        let mut span = [(i32::MAX, i32::MIN); 2];
-        for (i, r) in t.rows.iter().enumerate() {
-            span[0] = (span[0].0.min(r.key.y), span[0].1.max(r.key.y));
-            span[1] = (span[1].0.min(r.key.z), span[1].1.max(r.key.z));
-            match t.groups.last_mut() {
-                Some(g) if (g.0.field, g.0.q, g.0.z) == (r.key.field, r.key.q, r.key.z) => {
-                    g.2 = i + 1
-                }
-                _ => t.groups.push((r.key, i, i + 1)),
-            }
+        let total: f64 = self.cells.iter().map(cell_rows).sum();
+        let mut offset = 0.0;
+        for &(pi, a, b) in &self.plane_cells {
+            sample_rows(
+                &self.cells[a..b],
+                pi as u32,
+                budget,
+                total,
+                offset,
+                &mut self.rows,
+            );
+            offset += self.cells[a..b].iter().map(cell_rows).sum::<f64>();
         }
-        t.span = span;
     }
 
     pub(crate) fn run(
@@ -255,452 +409,424 @@ impl BlockScratch {
         p: &CacheParams,
         classes: &SizeClasses,
         load_requests: &[f64; 8],
+        l2_store_sectors: f64,
     ) -> BlockTotals {
         let s = p.sector_bytes as i64;
-        if self.templates.len() < 16 {
-            self.templates.resize_with(16, Template::default);
-        }
-        for c in 0..8 {
-            if let Some(ext) = classes.extent(c) {
-                self.build(prog, ext, AccessKind::Load, 2 * c);
-                self.build(prog, ext, AccessKind::Store, 2 * c + 1);
-            }
-        }
+        super::geometry::planes(prog, &mut self.planes, &mut self.acc);
+        self.loads.clear();
+        self.loads
+            .extend(self.acc.iter().filter(|a| a.kind == AccessKind::Load));
+        self.stores.clear();
+        self.stores
+            .extend(self.acc.iter().filter(|a| a.kind == AccessKind::Store));
+        self.store_reach = std::array::from_fn(|d| {
+            self.stores.iter().fold((i64::MAX, i64::MIN), |r, a| {
+                (r.0.min(a.off[d]), r.1.max(a.off[d]))
+            })
+        });
+        self.reach = std::array::from_fn(|d| {
+            self.loads.iter().fold((i64::MAX, i64::MIN), |r, a| {
+                (r.0.min(a.off[d]), r.1.max(a.off[d]))
+            })
+        });
         let grid = classes.grid;
         let tile = classes.tile;
         let nblocks: usize = grid.iter().product();
-        // Position classes per axis: first, interior, last. Interior blocks differ in the
-        // alignment of their rows to sectors, periodically in the block index: one sample per
-        // residue class of that period (at most 4), each weighted by its share of blocks.
-        let positions = |d: usize| -> Vec<(usize, f64)> {
-            let l = prog
-                .layouts
-                .iter()
-                .map(|l| (tile[d] * l.stride[d] * l.elem_size) as i64)
-                .fold(0, |acc, b| {
-                    acc.max(p.sector_bytes as i64 / gcd(b, p.sector_bytes as i64))
-                });
-            match grid[d] {
-                1 => vec![(0, 1.0)],
-                2 => vec![(0, 1.0), (1, 1.0)],
-                // Long axes: the first and last blocks differ from the interior ones by well under
-                // 1/32 of the axis's blocks, so all blocks take the interior sample (for speed).
-                g if g >= MERGE_EDGES => {
-                    let period = (l.max(1) as usize).min(4);
-                    (0..period)
-                        .map(|j| (g / 2 / period * period + j, g as f64 / period as f64))
-                        .collect()
-                }
-                g => {
-                    let mut v = vec![(0, 1.0)];
-                    let inner = g - 2;
-                    let period = (l.max(1) as usize).min(inner).min(4);
-                    for j in 0..period {
-                        let b = 1 + (inner / 2 / period) * period + j;
-                        v.push((b, inner as f64 / period as f64));
-                    }
-                    v.push((g - 1, 1.0));
-                    v
-                }
-            }
-        };
-        let (px, py, pz) = (positions(0), positions(1), positions(2));
-        let resident = p.blocks_per_sm.min(nblocks.div_ceil(p.sms)).max(1) as f64;
-        self.claims.clear();
-        let mut tot = BlockTotals::default();
-        let (mut footprint_total, mut owned_total, mut partial_total) = (0.0, 0.0, 0.0);
-        for &(bz, cz) in &pz {
-            for &(by, cy) in &py {
-                for &(bx, cx) in &px {
-                    let count = cx * cy * cz;
-                    let b = [bx, by, bz];
-                    for kind in [AccessKind::Load, AccessKind::Store] {
-                        let r = self.block(prog, p, classes, b, kind, count);
-                        match kind {
-                            AccessKind::Load => {
-                                let (f, lines) = (r.0 as f64, r.1 as f64);
-                                let cls = classes.class_of(b);
-                                let no_reuse = load_requests[cls].max(f);
-                                let need = resident * lines * p.line_bytes as f64;
-                                let refetch = if need > p.l1_bytes as f64 {
-                                    self.l1_refetch(prog, p, classes, b, resident)
-                                } else {
-                                    0.0
-                                };
-                                tot.l2_load_sectors += count * (f + refetch).min(no_reuse);
-                                footprint_total += count * f;
-                            }
-                            AccessKind::Store => {
-                                owned_total += count * r.0 as f64;
-                                partial_total += count * r.2 as f64;
-                            }
-                        }
-                    }
-                }
-            }
-        }
-        let reused: f64 = self.claims.iter().map(|c| c.1).sum();
-        let compulsory = footprint_total - reused;
-        let per_block = (compulsory + owned_total) / nblocks as f64;
-        let wave = (p.sms * p.blocks_per_sm).min(nblocks) as f64;
-        let wave_bytes = (wave * per_block * s as f64).max(1.0);
-        let c = p.l2_bytes as f64 / wave_bytes;
-        let hits: f64 = self
-            .claims
-            .iter()
-            .map(|(d, n)| n * hit_probability(*d, wave, c))
-            .sum();
-        tot.dram_load_sectors = footprint_total - hits + partial_total;
-        tot.dram_store_sectors = owned_total;
-        tot
-    }
+        let dom = prog.domain.size.map(|n| n as i64);
 
-    /// Sectors a block loads again from L2 because L1 evicted them between two of its uses.
-    ///
-    /// The block's load instructions run in order (fold point by fold point), all resident blocks
-    /// in lockstep; per row of the footprint, the line segments remember the instruction that
-    /// touched them last. A reuse misses when the lines touched since then by the block, times the
-    /// resident blocks, reach the L1 capacity (the LRU stack distance), so short-distance reuse
-    /// (neighbours in x, the same row) survives an oversubscribed L1 and long-distance reuse (other
-    /// rows and planes) does not.
-    fn l1_refetch(
-        &mut self,
-        prog: &MemoryProgram,
-        p: &CacheParams,
-        classes: &SizeClasses,
-        b: [usize; 3],
-        resident: f64,
-    ) -> f64 {
-        let cls = classes.class_of(b);
-        let Some(ext) = classes.extent(cls) else {
-            return 0.0;
-        };
-        let tile = classes.tile;
-        let cfg = &prog.config;
-        let (s, line) = (p.sector_bytes as i64, p.line_bytes as i64);
-        let spl = line / s;
-        let cap = (p.l1_bytes / p.line_bytes) as f64;
-        let t = &self.templates[2 * cls];
-        let nrows = t.rows.len();
-        if self.last.len() < nrows {
-            self.last.resize_with(nrows, Vec::new);
-        }
-        self.last.iter_mut().for_each(Vec::clear);
-        let loads = prog
-            .instructions
-            .iter()
-            .filter(|i| i.kind == AccessKind::Load)
-            .count();
-        let steps = loads * cfg.points_per_thread();
-        self.fenwick.clear();
-        self.fenwick.resize(steps, 0);
-        let mut touched: i64 = 0;
-        let mut refetch = 0i64;
-        let origin = [
-            (b[0] * tile[0]) as i64,
-            (b[1] * tile[1]) as i64,
-            (b[2] * tile[2]) as i64,
+        // The representative block inside the grid, and on small axes the first block too (it has
+        // no earlier neighbour along that axis).
+        let (px, py, pz) = (positions(grid[0]), positions(grid[1]), positions(grid[2]));
+        let rep = [
+            px.last().expect("an axis has a block").0,
+            py.last().expect("an axis has a block").0,
+            pz.last().expect("an axis has a block").0,
         ];
-        let mut step = 0usize;
-        for f in prog.fold_points() {
-            let x_lo = f[0] * cfg.block[0];
-            let x_hi = ((f[0] + 1) * cfg.block[0]).min(ext[0]);
-            for ins in prog
-                .instructions
-                .iter()
-                .filter(|i| i.kind == AccessKind::Load)
-            {
-                let l = &prog.layouts[ins.field];
-                let e = l.elem_size as i64;
-                let a = ins.access;
-                let soa = prog.storage[ins.field] == Layout::Fzyx || l.components == 1;
-                let q = if soa { a.index as u32 } else { 0 };
-                let qoff = if soa {
-                    0
-                } else {
-                    (a.index * l.stride_q) as i64 * e
-                };
-                let sx = l.stride[0] as i64 * e;
-                for tz in 0..cfg.block[2] {
-                    let z = tz + f[2] * cfg.block[2];
-                    for ty in 0..cfg.block[1] {
-                        let y = ty + f[1] * cfg.block[1];
-                        if x_lo >= x_hi || y >= ext[1] || z >= ext[2] {
-                            continue;
-                        }
-                        let key = RowKey {
-                            field: ins.field as u32,
-                            q,
-                            z: z as i32 + a.offset[2],
-                            y: y as i32 + a.offset[1],
-                        };
-                        let Ok(ri) = t.rows.binary_search_by(|r| r.key.cmp(&key)) else {
-                            continue;
-                        };
-                        let g = l.ghost;
-                        let base = prog.bases[ins.field]
-                            + ((origin[0] + g[0] as i64) * l.stride[0] as i64
-                                + (origin[1] + key.y as i64 + g[1] as i64) * l.stride[1] as i64
-                                + (origin[2] + key.z as i64 + g[2] as i64) * l.stride[2] as i64
-                                + (q as usize * l.stride_q) as i64)
-                                * e;
-                        let ox = a.offset[0] as i64;
-                        // The row's bytes of this instruction: one interval where elements are
-                        // contiguous, one per element where they are strided (AoS).
-                        self.tmp.clear();
-                        if sx == e {
-                            let lo = base + (x_lo as i64 + ox) * e;
-                            self.tmp.push((lo, base + (x_hi as i64 + ox) * e));
-                        } else {
-                            for x in x_lo as i64..x_hi as i64 {
-                                let lo = base + (x + ox) * sx + qoff;
-                                self.tmp.push((lo, lo + e));
-                            }
-                        }
-                        for &(lo, hi) in &self.tmp {
-                            let (l0, l1) = (lo.div_euclid(line), (hi - 1).div_euclid(line) + 1);
-                            let (s0, s1) = (lo.div_euclid(s), (hi - 1).div_euclid(s) + 1);
-                            self.seg.clear();
-                            let row = &mut self.last[ri];
-                            for &(a0, a1, k0) in row.iter() {
-                                if a1 <= l0 || a0 >= l1 {
-                                    self.seg.push((a0, a1, k0));
-                                    continue;
-                                }
-                                let (o0, o1) = (a0.max(l0), a1.min(l1));
-                                let newer = touched - fen_prefix(&self.fenwick, k0 as usize);
-                                if resident * newer as f64 >= cap {
-                                    refetch += (s1.min(o1 * spl) - s0.max(o0 * spl)).max(0);
-                                }
-                                fen_add(&mut self.fenwick, k0 as usize, -(o1 - o0));
-                                touched -= o1 - o0;
-                                if a0 < l0 {
-                                    self.seg.push((a0, l0, k0));
-                                }
-                                if a1 > l1 {
-                                    self.seg.push((l1, a1, k0));
-                                }
-                            }
-                            self.seg.push((l0, l1, step as u32));
-                            fen_add(&mut self.fenwick, step, l1 - l0);
-                            touched += l1 - l0;
-                            self.seg.sort_unstable();
-                            row.clear();
-                            row.extend_from_slice(&self.seg);
-                        }
-                    }
-                }
-                step += 1;
-            }
-        }
-        refetch as f64
-    }
+        let rep_class = classes.class_of(rep);
 
-    /// Footprint of the block at `b` for `kind`: returns (sectors, lines, partial sectors); for
-    /// loads, records the sectors reused from earlier blocks by distance; for stores, the sectors
-    /// counted are those no earlier block wrote.
-    fn block(
-        &mut self,
-        prog: &MemoryProgram,
-        p: &CacheParams,
-        classes: &SizeClasses,
-        b: [usize; 3],
-        kind: AccessKind,
-        count: f64,
-    ) -> (i64, i64, i64) {
-        let s = p.sector_bytes as i64;
-        let per_line = (p.line_bytes / p.sector_bytes) as i64;
-        let k = usize::from(kind == AccessKind::Store);
-        let cls = classes.class_of(b);
-        let tile = classes.tile;
-        let grid = classes.grid;
-        let t = &self.templates[2 * cls + k];
-        if t.rows.is_empty() {
-            return (0, 0, 0);
-        }
-        let origin = [
-            (b[0] * tile[0]) as i64,
-            (b[1] * tile[1]) as i64,
-            (b[2] * tile[2]) as i64,
-        ];
-        let row_base = |key: &RowKey| -> i64 {
-            let f = key.field as usize;
-            let l = &prog.layouts[f];
-            let g = l.ghost;
-            let idx = (origin[0] + g[0] as i64) * l.stride[0] as i64
-                + (origin[1] + key.y as i64 + g[1] as i64) * l.stride[1] as i64
-                + (origin[2] + key.z as i64 + g[2] as i64) * l.stride[2] as i64
-                + (key.q as usize * l.stride_q) as i64;
-            prog.bases[f] + idx * l.elem_size as i64
-        };
-        // Own sectors.
-        self.own.clear();
-        for r in &t.rows {
-            let base = row_base(&r.key);
-            for &(lo, hi) in &t.iv[r.start as usize..(r.start + r.len) as usize] {
-                self.own
-                    .push(((base + lo).div_euclid(s), (base + hi - 1).div_euclid(s) + 1));
-            }
-        }
-        merge(&mut self.own);
-        let sectors = total(&self.own);
-        self.tmp.clear();
-        self.tmp.extend(
-            self.own
-                .iter()
-                .map(|(a, b)| (a.div_euclid(per_line), (b - 1).div_euclid(per_line) + 1)),
-        );
-        merge(&mut self.tmp);
-        let lines = total(&self.tmp);
-        // Size classes a neighbour within reach can have (partial tiles sit at the grid's end).
-        let mut reachable = [false; 8];
-        for (c2, re) in reachable.iter_mut().enumerate() {
-            if classes.extent(c2).is_none() {
+        // Exact footprint totals per size class: one block of the class (the representative where
+        // it belongs to the class), placed at every block's alignment to sectors (a histogram of
+        // byte shifts). The representative's decomposition also gives its distinct lines and the
+        // regions its rows are sampled from.
+        let mut footprint = [0.0f64; 8];
+        let mut count = [0.0f64; 8];
+        let mut rep_lines = 0.0;
+        self.regions.clear();
+        self.plane_regions.clear();
+        for c in 0..8 {
+            if classes.extent(c).is_none() {
                 continue;
             }
-            *re = (1..3).all(|d| {
-                let (lo, hi) = t.span[d - 1];
-                let reach = ((hi - lo + 3) as usize).div_ceil(tile[d]) + 1;
-                let partial = (c2 >> d) & 1 == 1;
-                !partial || grid[d] - 1 - b[d] <= reach
+            let range = |d: usize| classes.axes[d][(c >> d) & 1];
+            let first = [range(0).1, range(1).1, range(2).1];
+            let one = if c == rep_class { rep } else { first };
+            count[c] = (0..3).map(|d| range(d).2 - range(d).1).product::<usize>() as f64;
+            let at = Self::at(classes, one);
+            for pi in 0..self.planes.len() {
+                let pl = self.planes[pi];
+                load_boxes(&self.acc, pi, &at, &mut self.boxes);
+                if !self.boxes.is_empty() {
+                    let rel = |d: usize| {
+                        let (_, lo, hi) = range(d);
+                        (lo as i64 - one[d] as i64, hi as i64 - one[d] as i64)
+                    };
+                    let (x, y, z) = (rel(0), rel(1), rel(2));
+                    residues(tile[0] as i64 * pl.pitch, x.0, x.1, 0, s, &mut self.hx);
+                    residues(tile[1] as i64 * pl.row, y.0, y.1, 0, s, &mut self.hy);
+                    residues(tile[2] as i64 * pl.layer, z.0, z.1, 0, s, &mut self.hz);
+                    convolve(&self.hx, &self.hy, s, &mut self.tmp);
+                    convolve(&self.tmp, &self.hz, s, &mut self.shifts);
+                    self.counter.decompose(&pl, &self.boxes);
+                    footprint[c] += self.counter.count_decomposed(&pl, &self.shifts, s).distinct;
+                    if c == rep_class {
+                        let line = p.line_bytes as i64;
+                        rep_lines += self
+                            .counter
+                            .count_decomposed(&pl, &[(0, 1.0)], line)
+                            .distinct;
+                    }
+                }
+                if c == rep_class {
+                    self.keep_regions(pi);
+                }
+            }
+        }
+        let all_footprints: f64 = footprint.iter().sum();
+
+        // The unions over the whole grid: every point of the domain is updated once, so they are
+        // the domain shifted by each access's offset.
+        // They depend on the kernel and the domain only: kept for the next configuration.
+        let key_matches = self.unions.as_ref().is_some_and(|u| {
+            u.planes == self.planes && u.acc == self.acc && u.domain == dom && u.sector == s
+        });
+        if !key_matches {
+            let whole = BlockAt {
+                origin: [0; 3],
+                ext: dom,
+            };
+            let mut compulsory = 0.0;
+            let mut stored = Tally::default();
+            for pi in 0..self.planes.len() {
+                let pl = self.planes[pi];
+                load_boxes(&self.acc, pi, &whole, &mut self.boxes);
+                if !self.boxes.is_empty() {
+                    compulsory += self
+                        .counter
+                        .count(&pl, &self.boxes, &[(0, 1.0)], s)
+                        .distinct;
+                }
+                self.boxes.clear();
+                for a in self
+                    .acc
+                    .iter()
+                    .filter(|a| a.plane == pi && a.kind == AccessKind::Store)
+                {
+                    self.boxes.push(ElemBox {
+                        x: (a.off[0], a.off[0] + dom[0]),
+                        y: (a.off[1], a.off[1] + dom[1]),
+                        z: (a.off[2], a.off[2] + dom[2]),
+                        comp: a.comp,
+                    });
+                }
+                if !self.boxes.is_empty() {
+                    let t = self.counter.count(&pl, &self.boxes, &[(0, 1.0)], s);
+                    stored.distinct += t.distinct;
+                    stored.full += t.full;
+                }
+            }
+            self.unions = Some(Unions {
+                planes: self.planes.clone(),
+                acc: self.acc.clone(),
+                domain: dom,
+                sector: s,
+                compulsory,
+                stored,
             });
         }
-        // Touchers: other blocks' rows that land on this block's rows.
-        self.touch.clear();
-        self.bytes.clear();
-        for r in &t.rows {
-            let base = row_base(&r.key);
-            let l = &prog.layouts[r.key.field as usize];
-            let tile_bytes = (tile[0] * l.stride[0] * l.elem_size) as i64;
-            if k == 1 {
-                for &(lo, hi) in &t.iv[r.start as usize..(r.start + r.len) as usize] {
-                    self.bytes.push((base + lo, base + hi));
-                }
-            }
-            for (c2, _) in reachable.iter().enumerate().filter(|(_, r)| **r) {
-                let t2 = &self.templates[2 * c2 + k];
-                for &(gk, g0, g1) in &t2.groups {
-                    if gk.field != r.key.field || gk.q != r.key.q {
-                        continue;
-                    }
-                    let ddz = r.key.z - gk.z;
-                    if ddz % tile[2] as i32 != 0 {
-                        continue;
-                    }
-                    let dz = (ddz / tile[2] as i32) as i64;
-                    let bz = b[2] as i64 + dz;
-                    if bz < 0 || bz >= grid[2] as i64 {
-                        continue;
-                    }
-                    let rows = &t2.rows[g0..g1];
-                    let (ymin, ymax) = (rows[0].key.y, rows[rows.len() - 1].key.y);
-                    let ty = tile[1] as i32;
-                    // The same row, and the rows just before and after it in memory, whose ends
-                    // may share a sector with this one.
-                    for ey in -1..=1 {
-                        let target = r.key.y + ey;
-                        let dy_min = (target - ymax).div_euclid(ty)
-                            + i32::from((target - ymax).rem_euclid(ty) != 0);
-                        let dy_max = (target - ymin).div_euclid(ty);
-                        for dy in dy_min..=dy_max {
-                            let y0 = target - dy * ty;
-                            let Ok(j) = rows.binary_search_by(|x| x.key.y.cmp(&y0)) else {
-                                continue;
-                            };
-                            let r0 = &rows[j];
-                            let dy = dy as i64;
-                            let by = b[1] as i64 + dy;
-                            if by < 0 || by >= grid[1] as i64 {
-                                continue;
-                            }
-                            let tbase = base + ey as i64 * (l.stride[1] * l.elem_size) as i64;
-                            // Shifts dx·tile_bytes that bring r0's span within a sector of r's.
-                            let dx_lo = (base + r.lo - s - (tbase + r0.hi)).div_euclid(tile_bytes);
-                            let dx_hi =
-                                (base + r.hi + s - (tbase + r0.lo)).div_euclid(tile_bytes) + 1;
-                            for dx in dx_lo..=dx_hi {
-                                let bx = b[0] as i64 + dx;
-                                if bx < 0 || bx >= grid[0] as i64 || (dx == 0 && dy == 0 && dz == 0)
-                                {
-                                    continue;
-                                }
-                                let nb = [bx as usize, by as usize, bz as usize];
-                                if classes.class_of(nb) != c2 {
-                                    continue;
-                                }
-                                let delta = dx + grid[0] as i64 * (dy + grid[1] as i64 * dz);
-                                let shift = tbase + dx * tile_bytes;
-                                for &(lo, hi) in
-                                    &t2.iv[r0.start as usize..(r0.start + r0.len) as usize]
-                                {
-                                    let (a, z) = (shift + lo, shift + hi);
-                                    if k == 1 {
-                                        self.bytes.push((a, z));
-                                    }
-                                    if delta < 0 {
-                                        self.touch.push((
-                                            -delta,
-                                            a.div_euclid(s),
-                                            (z - 1).div_euclid(s) + 1,
-                                        ));
-                                    }
-                                }
-                            }
-                        }
-                    }
-                }
-            }
-        }
-        // Claim own sectors by the most recent earlier toucher first.
-        self.touch.sort_unstable();
-        self.rem.clear();
-        self.rem.extend_from_slice(&self.own);
-        let mut i = 0;
-        while i < self.touch.len() {
-            let d = self.touch[i].0;
-            self.tmp.clear();
-            while i < self.touch.len() && self.touch[i].0 == d {
-                self.tmp.push((self.touch[i].1, self.touch[i].2));
-                i += 1;
-            }
-            merge(&mut self.tmp);
-            let got = subtract(&self.rem, &self.tmp, &mut self.out);
-            std::mem::swap(&mut self.rem, &mut self.out);
-            if got > 0 && k == 0 {
-                match self.claims.iter_mut().find(|c| c.0 == d) {
-                    Some(c) => c.1 += count * got as f64,
-                    None => self.claims.push((d, count * got as f64)),
-                }
-            }
-        }
-        if k == 0 {
-            return (sectors, lines, 0);
-        }
-        // Stores: sectors owned by this block, and those of them not fully written by anyone.
-        merge(&mut self.bytes);
-        let owned = total(&self.rem);
-        let mut full = 0;
-        let mut j = 0;
-        for &(lo, hi) in &self.rem {
-            while j < self.bytes.len() && self.bytes[j].1 <= lo * s {
-                j += 1;
-            }
-            let mut k2 = j;
-            while k2 < self.bytes.len() && self.bytes[k2].0 < hi * s {
-                let a = (self.bytes[k2].0 + s - 1).div_euclid(s).max(lo);
-                let z = self.bytes[k2].1.div_euclid(s).min(hi);
-                full += (z - a).max(0);
-                k2 += 1;
-            }
-        }
-        (owned, lines, owned - full)
-    }
-}
+        let (compulsory, stored) = self
+            .unions
+            .as_ref()
+            .map(|u| (u.compulsory, u.stored))
+            .expect("computed above");
 
-fn gcd(a: i64, b: i64) -> i64 {
-    if b == 0 {
-        a.abs()
-    } else {
-        gcd(b, a % b)
+        // Row statistics: the representative block inside the grid, and on small axes the first
+        // block too (it has no earlier neighbour along that axis).
+        let cfg = &prog.config;
+        let sh = Shape {
+            block: cfg.block.map(|v| v as i64),
+            fold: cfg.fold.map(|v| v as i64),
+            slots: prog.instructions.len() as u32,
+            sector: s,
+            line: p.line_bytes as i64,
+        };
+        let steps = sh.steps();
+        self.pass.reset(steps);
+        self.pass
+            .set_loads(prog.instructions.iter().map(|i| i.kind == AccessKind::Load));
+        let load_steps = cfg.points_per_thread() * self.loads.len().max(1);
+        let wave_blocks = (p.sms * p.blocks_per_sm).min(nblocks).max(1) as i64;
+        let issue = Issue {
+            wave: wave_blocks,
+            sms: p.sms as i64,
+        };
+        let lattice = Grid {
+            blocks: grid.map(|g| g as i64),
+            tile: tile.map(|t| t as i64),
+            domain: dom,
+        };
+        let index = |b: [usize; 3]| b.map(|v| v as i64);
+        let rep_weight = px.last().map_or(1.0, |v| v.1)
+            * py.last().map_or(1.0, |v| v.1)
+            * pz.last().map_or(1.0, |v| v.1);
+        // L1 can only overflow if the resident blocks' distinct lines exceed it; only then are
+        // more rows needed than those the links are found on.
+        let resident = resident_blocks(nblocks, p.sms, p.blocks_per_sm);
+        let cap = (p.l1_bytes / p.line_bytes) as f64;
+        let l1_overflows = resident * rep_lines > cap;
+        self.shape_block = cfg.block.map(|v| v as i64);
+        self.shape_fold = cfg.fold.map(|v| v as i64);
+        self.shape_tile = tile.map(|v| v as i64);
+        let rep_at = Self::at(classes, rep);
+        self.cuts(&rep_at, self.shape_block, self.shape_fold, self.shape_tile);
+        self.sample_kept(if l1_overflows { ROW_BUDGET } else { LINK_ROWS });
+        let rows = std::mem::take(&mut self.rows);
+        self.pass.block(
+            &self.planes,
+            &self.loads,
+            &sh,
+            &lattice,
+            index(rep),
+            self.reach,
+            &rows,
+            issue,
+            l1_overflows,
+            true,
+            rep_weight,
+        );
+        self.rows = rows;
+        let rep_sectors: f64 = self.pass.first_touch.iter().sum::<f64>() / rep_weight;
+        for &(bz, wz) in &pz {
+            for &(by, wy) in &py {
+                for &(bx, wx) in &px {
+                    let b = [bx, by, bz];
+                    if b == rep {
+                        continue;
+                    }
+                    let at = Self::at(classes, b);
+                    self.sample(&at, AccessKind::Load);
+                    let rows = std::mem::take(&mut self.rows);
+                    self.pass.block(
+                        &self.planes,
+                        &self.loads,
+                        &sh,
+                        &lattice,
+                        index(b),
+                        self.reach,
+                        &rows,
+                        issue,
+                        false,
+                        true,
+                        wx * wy * wz,
+                    );
+                    self.rows = rows;
+                }
+            }
+        }
+
+        // Sectors written more than once: consecutive writes of the representative block.
+        if !self.stores.is_empty() {
+            let at = Self::at(classes, rep);
+            self.sample(&at, AccessKind::Store);
+            let rows = std::mem::take(&mut self.rows);
+            self.pass.writes(
+                &self.planes,
+                &self.stores,
+                &sh,
+                &lattice,
+                index(rep),
+                self.store_reach,
+                &rows,
+                issue,
+                1.0,
+            );
+            self.rows = rows;
+        }
+
+        // L1: the working set of the representative block decides which reuse gaps evict.
+        let mut refetch_ratio = 0.0;
+        if l1_overflows {
+            // A line touched again after `g` load steps has seen the distinct lines of the `g - 1`
+            // steps between (the working set) and parts of the two steps it is touched in,
+            // whose sum is spread as that of two uniform positions (triangular on 0..2 steps).
+            self.pass.working_set(load_steps, &mut self.ws);
+            let per_step = self.ws.get(1).copied().unwrap_or(0.0) / rep_weight;
+            self.evict.clear();
+            self.evict.push(0.0);
+            for g in 1..self.ws.len() {
+                let between = self.ws[g - 1] / rep_weight;
+                let t = if per_step > 0.0 {
+                    (cap / resident - between) / per_step
+                } else {
+                    f64::INFINITY
+                };
+                self.evict.push(1.0 - triangular_cdf(t));
+            }
+            let refetched = self.pass.refetches(&self.evict);
+            if rep_sectors > 0.0 {
+                refetch_ratio = refetched / rep_weight / rep_sectors;
+            }
+        }
+        let mut l2_load = 0.0;
+        let mut refetch_total = 0.0;
+        for c in 0..8 {
+            if count[c] == 0.0 {
+                continue;
+            }
+            let per_block = footprint[c] / count[c];
+            let bound = load_requests[c].max(per_block);
+            let with = (per_block * (1.0 + refetch_ratio)).min(bound);
+            l2_load += count[c] * with;
+            refetch_total += count[c] * (with - per_block);
+        }
+
+        // L2: the stream of L2 accesses of the average block, per step: first touches, store
+        // instructions' sectors and re-fetches.
+        let avg_loads = all_footprints / nblocks as f64;
+        // Every store instruction's sectors go to L2; a sector written again is a link.
+        let avg_stores = l2_store_sectors / nblocks as f64;
+        let first_total: f64 = self.pass.first_touch.iter().sum();
+        let store_slots = prog
+            .instructions
+            .iter()
+            .filter(|i| i.kind == AccessKind::Store)
+            .count();
+        let points = cfg.points_per_thread();
+        self.step_acc.clear();
+        self.step_acc.resize(steps, 0.0);
+        for (k, v) in self.step_acc.iter_mut().enumerate() {
+            if first_total > 0.0 {
+                *v += self.pass.first_touch[k] / first_total * avg_loads;
+            }
+            if prog.instructions[k % sh.slots as usize].kind == AccessKind::Store {
+                *v += avg_stores / (points * store_slots) as f64;
+            }
+        }
+        let refetched_sampled: f64 = self.pass.refetched.iter().map(|r| r.sectors).sum();
+        if refetched_sampled > 0.0 {
+            for r in &self.pass.refetched {
+                self.step_acc[r.now as usize] +=
+                    r.sectors / refetched_sampled * refetch_total / nblocks as f64;
+            }
+        }
+        self.cum.clear();
+        self.cum.push(0.0);
+        let mut sum = 0.0;
+        for v in &self.step_acc {
+            sum += v;
+            self.cum.push(sum);
+        }
+        // Time-ordered links (previous access of each reused sector), per block, scaled to the
+        // exact reuse total; L1 re-fetches are links within the block.
+        let wave = wave_blocks as f64;
+        let reused = (all_footprints - compulsory).max(0.0);
+        let linked: f64 = self.pass.links.iter().map(|c| c.sectors).sum();
+        let scale = if linked > 0.0 {
+            reused / linked / nblocks as f64
+        } else {
+            0.0
+        };
+        let refetch_scale = if refetched_sampled > 0.0 {
+            refetch_total / refetched_sampled / nblocks as f64
+        } else {
+            0.0
+        };
+        // Links with the same steps and positions are one class.
+        self.link_index.clear();
+        self.merged.clear();
+        for c in &self.pass.links {
+            let key = (u64::from(c.m) << 40)
+                ^ (u64::from(c.then) << 20)
+                ^ u64::from(c.now)
+                ^ (u64::from(c.rest.to_bits()) << 13).rotate_left(29)
+                ^ u64::from(c.part.to_bits()).rotate_left(47);
+            match self.link_index.get(&key) {
+                Some(&i) if same_link(&self.merged[i], c) => self.merged[i].sectors += c.sectors,
+                _ => {
+                    self.link_index.insert(key, self.merged.len());
+                    self.merged.push(*c);
+                }
+            }
+        }
+        let bins = steps.min(MAX_BINS);
+        let mut win = Window::new(&mut self.share, &self.cum, steps, bins, wave);
+        for c in &self.merged {
+            win.add(c.m, c.then as usize, c.now as usize, c.sectors * scale);
+        }
+        for r in &self.pass.refetched {
+            win.add(
+                0,
+                r.then as usize,
+                r.now as usize,
+                r.sectors * refetch_scale,
+            );
+        }
+        for c in &self.pass.write_pairs {
+            win.add(c.m, c.then as usize, c.now as usize, c.sectors);
+        }
+        win.finish();
+        let l2 = p.l2_bytes as f64 / s as f64;
+        let hit = |c: &Link| -> f64 {
+            let d = win.distance(
+                c.m,
+                c.then as usize,
+                c.now as usize,
+                c.rest as f64,
+                c.part as f64,
+            );
+            f64::from(u8::from(d < l2))
+        };
+        let h = if linked > 0.0 {
+            self.merged.iter().map(|c| c.sectors * hit(c)).sum::<f64>() / linked
+        } else {
+            1.0
+        };
+        let refetch_hit = if refetched_sampled > 0.0 {
+            self.pass
+                .refetched
+                .iter()
+                .map(|r| {
+                    let c = Link {
+                        m: 0,
+                        then: r.then,
+                        now: r.now,
+                        rest: 0.5,
+                        part: 0.5,
+                        sectors: r.sectors,
+                    };
+                    r.sectors * hit(&c)
+                })
+                .sum::<f64>()
+                / refetched_sampled
+        } else {
+            1.0
+        };
+        // A sector L2 evicts between two of its writes is written twice; both parts are partial,
+        // so each costs a read as well.
+        let rewritten = self
+            .pass
+            .write_pairs
+            .iter()
+            .map(|c| c.sectors * (1.0 - hit(c)))
+            .sum::<f64>()
+            * nblocks as f64;
+        BlockTotals {
+            l2_load_sectors: l2_load,
+            dram_load_sectors: compulsory
+                + reused * (1.0 - h)
+                + refetch_total * (1.0 - refetch_hit)
+                + (stored.distinct - stored.full)
+                + 2.0 * rewritten,
+            dram_store_sectors: stored.distinct + rewritten,
+        }
     }
 }

@@ -10,7 +10,9 @@
 //! by hashing addresses. See `DESIGN.md` and the module docs of `warp` and `block` for the model.
 
 mod block;
+mod geometry;
 mod program;
+mod rows;
 mod warp;
 
 pub use program::{Instruction, MemoryProgram, FIELD_SPACING};
@@ -234,9 +236,13 @@ impl Estimator {
         params.check()?;
         let classes = SizeClasses::new(&prog.config, &prog.domain);
         let w = self.warp.run(prog, params, &classes);
-        let b = self
-            .block
-            .run(prog, params, &classes, &w.load_sectors_per_block);
+        let b = self.block.run(
+            prog,
+            params,
+            &classes,
+            &w.load_sectors_per_block,
+            w.store_sectors,
+        );
         let n = prog.updates();
         let s = params.sector_bytes as f64;
         Ok(DataVolumes {

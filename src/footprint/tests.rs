@@ -264,3 +264,60 @@ fn reusing_an_estimator_gives_the_same_volumes() {
     assert!(va.dram_load >= 8.0 && va.dram_load < va.l2_load);
     assert!(va.l2_load <= va.l1_load_requests);
 }
+
+#[test]
+fn folded_partial_tiles_are_exact_per_warp() {
+    let shape = Shape {
+        kind: ShapeKind::Star,
+        radius: 1,
+        dims: 3,
+        coefficients: vec![1.0; 2],
+    };
+    let k = shape_kernel("star", &shape, Dtype::F64, "u", "v");
+    // Tiles reaching past the domain in x (64 > 48) and folded: every fold point of a partial
+    // tile places its warps at its own offset.
+    let d = Domain::new3(48, 24, 20);
+    for c in [
+        LaunchConfig::new([64, 2, 1], [1, 2, 2]),
+        LaunchConfig::new([32, 4, 1], [2, 1, 1]),
+        LaunchConfig::new([16, 2, 4], [1, 1, 2]),
+    ] {
+        let e = data_volumes(&k, &d, &c, &big()).unwrap();
+        let s = simulate(&k, &d, &c, &big()).unwrap();
+        assert!(close(e.l1_load_requests, s.l1_load_requests), "{c}");
+        assert!(close(e.l1_wavefronts, s.l1_wavefronts), "{c}");
+        assert!(close(e.l2_store, s.l2_store), "{c}");
+    }
+}
+
+#[test]
+fn cached_grid_unions_follow_the_kernel() {
+    let kernel = |radius: usize| {
+        let shape = Shape {
+            kind: ShapeKind::Star,
+            radius,
+            dims: 3,
+            coefficients: vec![1.0; radius + 1],
+        };
+        shape_kernel("star", &shape, Dtype::F64, "u", "v")
+    };
+    let d = Domain::new3(64, 40, 24);
+    let c = LaunchConfig::new([32, 4, 1], [1, 1, 1]);
+    let mut est = Estimator::default();
+    let r1 = est.estimate(&kernel(1), &d, &c, &big()).unwrap();
+    let r4 = est.estimate(&kernel(4), &d, &c, &big()).unwrap();
+    assert_eq!(
+        r4,
+        Estimator::default()
+            .estimate(&kernel(4), &d, &c, &big())
+            .unwrap()
+    );
+    assert!(r4.dram_load > r1.dram_load);
+    let other = Domain::new3(64, 40, 12);
+    assert_eq!(
+        est.estimate(&kernel(4), &other, &c, &big()).unwrap(),
+        Estimator::default()
+            .estimate(&kernel(4), &other, &c, &big())
+            .unwrap()
+    );
+}

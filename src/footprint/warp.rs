@@ -223,9 +223,10 @@ impl WarpScratch {
                                 }
                                 self.offs.sort_unstable();
                                 let sid = self.intern(elem, line);
+                                // Lane offsets exclude the fold point's: add it here.
                                 let b0 = self.offs[0];
-                                shape_and_base = Some((sid, b0 - self.fold_off[fi]));
-                                (sid, b0)
+                                shape_and_base = Some((sid, b0));
+                                (sid, b0 + self.fold_off[fi])
                             }
                         };
                         let g0 = 2 * line * sid;

@@ -2,7 +2,7 @@
 //! evidence of every prediction and the reason of every refusal.
 
 use crate::config::{check_legal, enumerate, Illegal, LaunchConfig, SpaceOptions};
-use crate::footprint::{self, CacheParams, FootprintError};
+use crate::footprint::{CacheParams, Estimator, FootprintError};
 use crate::ir::{Domain, Kernel};
 use crate::machine::MachineModel;
 use crate::model::{estimate_registers, predict, Prediction};
@@ -146,8 +146,9 @@ fn check_inputs(kernel: &Kernel, domain: &Domain) -> Result<(), RankError> {
     Ok(())
 }
 
-/// Predicts one configuration, or says why it is not legal.
+/// Predicts one configuration with `est`, or says why it is not legal.
 fn evaluate_one(
+    est: &mut Estimator,
     kernel: &Kernel,
     domain: &Domain,
     machine: &MachineModel,
@@ -170,7 +171,7 @@ fn evaluate_one(
         return Ok(Err(Illegal::ZeroOccupancy));
     }
     let cache = CacheParams::from_machine(machine, occupancy.blocks_per_sm);
-    let volumes = footprint::estimate(kernel, config, domain, &cache)?;
+    let volumes = est.estimate(kernel, domain, config, &cache)?;
     Ok(Ok(predict(
         kernel, config, domain, machine, &volumes, occupancy, registers,
     )))
@@ -185,7 +186,8 @@ pub fn evaluate(
     opts: &RankOptions,
 ) -> Result<Prediction, RankError> {
     check_inputs(kernel, domain)?;
-    evaluate_one(kernel, domain, machine, config, opts)?.map_err(|reason| {
+    let mut est = Estimator::default();
+    evaluate_one(&mut est, kernel, domain, machine, config, opts)?.map_err(|reason| {
         RankError::IllegalConfig {
             config: *config,
             machine: machine.name.clone(),
@@ -220,9 +222,13 @@ pub fn rank_configs(
     opts: &RankOptions,
 ) -> Result<Ranking, RankError> {
     check_inputs(kernel, domain)?;
+    // One estimator per worker: its buffers and the grid-wide unions (the same for every
+    // configuration) are reused.
     let outcomes: Vec<(LaunchConfig, Result<Prediction, Illegal>)> = space
         .par_iter()
-        .map(|c| evaluate_one(kernel, domain, machine, c, opts).map(|o| (*c, o)))
+        .map_init(Estimator::default, |est, c| {
+            evaluate_one(est, kernel, domain, machine, c, opts).map(|o| (*c, o))
+        })
         .collect::<Result<_, _>>()?;
     let mut ranked = Vec::new();
     let mut refused = Vec::new();

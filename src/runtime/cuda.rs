@@ -94,6 +94,14 @@ struct CuProgram {
     fields: usize,
 }
 
+/// NVRTC's single-precision semantics set to OpenCL's defaults, so that the CUDA twin of a kernel
+/// computes (and costs) what the OpenCL kernel does: denormals flushed, division and square root
+/// within a few ulps instead of correctly rounded (OpenCL C allows 2.5 and 3 ulps; NVIDIA's OpenCL
+/// compiler uses the fast forms). With NVRTC's IEEE defaults the f32 AA LBM kernels (one division
+/// per cell) took 23–26% longer through CUDA than through OpenCL on an H200; with these options
+/// they run at OpenCL's speed (bench/results/h200/lbm.md). Double precision is unaffected.
+pub const NVRTC_FLOAT_OPTIONS: [&str; 3] = ["--ftz=true", "--prec-div=false", "--prec-sqrt=false"];
+
 /// An opened CUDA device: primary context, one stream, buffers and programs.
 pub struct CudaBackend {
     info: DeviceInfo,
@@ -260,7 +268,11 @@ impl Backend for CudaBackend {
         }
         let source = emit::cuda::write_string(kernel, config, domain, &Options::default())?;
         let opts = cudarc::nvrtc::CompileOptions {
-            options: vec![format!("--gpu-architecture={}", self.arch)],
+            options: NVRTC_FLOAT_OPTIONS
+                .iter()
+                .map(|o| o.to_string())
+                .chain([format!("--gpu-architecture={}", self.arch)])
+                .collect(),
             ..Default::default()
         };
         let ptx = cudarc::nvrtc::compile_ptx_with_opts(&source, opts).map_err(|e| {

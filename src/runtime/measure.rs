@@ -32,6 +32,7 @@ use crate::ir::{
 };
 use crate::reference::{self, FieldArray, Real};
 use rand::{Rng, SeedableRng};
+use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
 /// How many launches to time.
@@ -625,7 +626,9 @@ fn compare_one<T: Real>(
     }
 }
 
-/// Compares one field's device output with the reference, every element, accumulating into `v`.
+/// Compares one field's device output with the reference, accumulating into `v`. Runs in
+/// parallel over chunks (GPU-sized LBM fields have hundreds of millions of elements); the first
+/// mismatch reported is the one with the lowest index, as a serial scan would find.
 fn compare<T: Real>(
     field: &Field,
     layout: &FieldLayout,
@@ -633,13 +636,59 @@ fn compare<T: Real>(
     want: &[T],
     v: &mut Verification,
 ) {
+    const CHUNK: usize = 1 << 16;
     let scale = want
-        .iter()
+        .par_iter()
         .filter(|w| w.is_finite())
         .map(|w| Real::to_f64(*w).abs())
-        .fold(f64::MIN_POSITIVE, f64::max);
-    for (i, (g, w)) in got.iter().zip(want).enumerate() {
-        compare_one(field, layout, i, *g, *w, scale, v);
+        .reduce(|| f64::MIN_POSITIVE, f64::max);
+    let tolerance = v.tolerance;
+    // Per chunk: (mismatches, max error, first mismatching element and its values).
+    type Part = (usize, f64, Option<(usize, f64, f64)>);
+    let parts: Vec<Part> = got
+        .par_chunks(CHUNK)
+        .zip(want.par_chunks(CHUNK))
+        .enumerate()
+        .map(|(c, (got, want))| {
+            let mut part: Part = (0, 0.0, None);
+            for (j, (g, w)) in got.iter().zip(want).enumerate() {
+                let (g, w) = (Real::to_f64(*g), Real::to_f64(*w));
+                let ok = if w.is_nan() {
+                    g.is_nan()
+                } else {
+                    let err = (g - w).abs() / w.abs().max(scale);
+                    if err.is_finite() {
+                        part.1 = part.1.max(err);
+                    }
+                    err <= tolerance
+                };
+                if !ok {
+                    part.0 += 1;
+                    part.2 = part.2.or(Some((c * CHUNK + j, g, w)));
+                }
+            }
+            part
+        })
+        .collect();
+    v.checked += got.len().min(want.len());
+    for (mismatches, max_error, first) in parts {
+        v.max_error = v.max_error.max(max_error);
+        v.mismatches += mismatches;
+        if mismatches > 0 {
+            v.passed = false;
+        }
+        if let (None, Some((i, g, w))) = (&v.first_mismatch, first) {
+            let (x, y, z, q) = coordinates(layout, i);
+            v.first_mismatch = Some(format!(
+                "`{}` at (x, y, z) = ({x}, {y}, {z}), component {q}: got {g}, expected {w}{}",
+                field.name,
+                if w.is_nan() {
+                    " (a ghost or padding element the kernel must not write)"
+                } else {
+                    ""
+                }
+            ));
+        }
     }
 }
 

@@ -5,8 +5,9 @@
 //! [`measure`] runs kernels the same way on every backend: seeded random inputs, warm-up launches,
 //! timed launches alternating source and destination buffers (device timers, median reported),
 //! then one launch on poisoned outputs that is checked element by element against the CPU
-//! reference.
+//! reference. [`lbm`] drives whole LBM time loops (kernels plus the copies between them).
 
+pub mod lbm;
 pub mod measure;
 pub mod opencl;
 mod require;

@@ -92,23 +92,27 @@ pub fn d3q19_pull(layout: Layout) -> Kernel {
     }
 }
 
-/// `n` varied configurations: block shapes of 32 to 512 threads, with and without folding.
+/// `n` varied configurations: block shapes of 32 to 512 threads spread over the list of shapes,
+/// the folding cycling through none, 2 in y, 2 in z, 2 in x and 2 in y and z.
 pub fn configs(n: usize) -> Vec<LaunchConfig> {
-    let mut all = Vec::new();
+    const FOLDS: [[usize; 3]; 5] = [[1, 1, 1], [1, 2, 1], [1, 1, 2], [2, 1, 1], [1, 2, 2]];
+    let mut shapes = Vec::new();
     for bx in [4, 8, 16, 32, 64, 128] {
         for by in [1, 2, 4, 8] {
             for bz in [1, 2, 4] {
-                for fold in [[1, 1, 1], [1, 2, 1], [1, 1, 2], [2, 1, 1], [1, 2, 2]] {
-                    let c = LaunchConfig::new([bx, by, bz], fold);
-                    if (32..=512).contains(&c.threads()) {
-                        all.push(c);
-                    }
+                if (32..=512).contains(&(bx * by * bz)) {
+                    shapes.push([bx, by, bz]);
                 }
             }
         }
     }
-    let step = (all.len() / n).max(1);
-    all.into_iter().step_by(step).take(n).collect()
+    let all = shapes.len() * FOLDS.len();
+    (0..n.min(all))
+        .map(|k| {
+            let shape = shapes[k * shapes.len() / n.min(all)];
+            LaunchConfig::new(shape, FOLDS[k % FOLDS.len()])
+        })
+        .collect()
 }
 
 /// The six levels, named.

@@ -1,0 +1,908 @@
+//! Row statistics of one representative block: when each of its sectors is touched, how long L1
+//! lines wait between touches, and which earlier block last touched the same sectors.
+//!
+//! Rows are independent in everything counted here, so a block is processed row by row: the
+//! accesses to one row are a few *touches* (an instruction at a fold point covers an x-range of
+//! the row), at known steps of the block's run (fold point by fold point, instruction by
+//! instruction, as the emitted code issues them). Per row, small arrays over its lines and sectors
+//! record the last step each line was touched (the reuse gap, for the L1 model) and the first step
+//! each sector was touched (when the block brings it into L2, for the L2 model). Blocks with many
+//! rows are represented by a stratified sample of rows (every region of the footprint, spread
+//! over its rows), each weighted by the rows it stands for.
+
+use super::geometry::{ElemBox, Plane, PlaneAccess};
+use crate::ir::AccessKind;
+
+const NONE: u32 = u32::MAX;
+/// Positions of the representative block within its wave at which links are sampled.
+const POSITIONS: usize = 4;
+/// Rows on which links are found, at most (a systematic subsample of the sampled rows).
+pub(crate) const LINK_ROWS: usize = 32;
+
+/// Position and valid extent of a block, in lattice points.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct BlockAt {
+    /// First point of the tile.
+    pub origin: [i64; 3],
+    /// Valid extent (partial at the grid's end).
+    pub ext: [i64; 3],
+}
+
+/// The grid of blocks: where each block is and when it is launched.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Grid {
+    /// Blocks per axis.
+    pub blocks: [i64; 3],
+    /// Tile per axis.
+    pub tile: [i64; 3],
+    /// Domain extent per axis.
+    pub domain: [i64; 3],
+}
+
+impl Grid {
+    /// Position and valid extent of block `b`.
+    pub fn at(&self, b: [i64; 3]) -> BlockAt {
+        let origin = std::array::from_fn(|d| b[d] * self.tile[d]);
+        BlockAt {
+            origin,
+            ext: std::array::from_fn(|d| self.tile[d].min(self.domain[d] - origin[d])),
+        }
+    }
+
+    /// Launch index of block `b`.
+    pub fn id(&self, b: [i64; 3]) -> i64 {
+        b[0] + self.blocks[0] * (b[1] + self.blocks[1] * b[2])
+    }
+}
+
+/// Sectors whose previous access in time (by any block) was `m` waves earlier at step `then`,
+/// accessed by the representative block at step `now`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct Link {
+    /// Waves between the two accesses.
+    pub m: u32,
+    /// Step of the previous access in its block's run.
+    pub then: u32,
+    /// Step of this access.
+    pub now: u32,
+    /// Share of the wave's blocks issuing step `then` after the previous access.
+    pub rest: f32,
+    /// Share of the wave's blocks issuing step `now` before this access.
+    pub part: f32,
+    /// Sectors (weighted).
+    pub sectors: f64,
+}
+
+/// Two consecutive writes of a sector, the later one by the representative block: if L2 evicts
+/// the sector in between, it is written to DRAM twice (and, being partly written, read).
+pub(crate) type WritePair = Link;
+
+/// Where the blocks of a wave issue each step: SM by SM, an SM's blocks in launch order (the
+/// order of the cache simulator).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Issue {
+    /// Blocks per wave.
+    pub wave: i64,
+    /// SMs.
+    pub sms: i64,
+}
+
+impl Issue {
+    /// Position in the issue order of a step of the block at position `p` of its wave.
+    fn order(&self, p: i64) -> i64 {
+        let per_sm = (self.wave + self.sms - 1) / self.sms;
+        (p % self.sms) * per_sm + p / self.sms
+    }
+}
+
+/// A re-fetch from L2 after an L1 eviction.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct Refetch {
+    /// Step of the previous touch of the line.
+    pub then: u32,
+    /// Step of this touch.
+    pub now: u32,
+    /// Sectors (weighted).
+    pub sectors: f64,
+}
+
+/// The launch configuration in the terms the row pass needs.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Shape {
+    /// Threads per block.
+    pub block: [i64; 3],
+    /// Fold factors.
+    pub fold: [i64; 3],
+    /// Instructions per point (loads and stores).
+    pub slots: u32,
+    /// Sector and line size.
+    pub sector: i64,
+    pub line: i64,
+}
+
+impl Shape {
+    /// Steps of one block's run.
+    pub fn steps(&self) -> usize {
+        (self.fold.iter().product::<i64>() as usize) * self.slots as usize
+    }
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Touch {
+    step: u32,
+    /// First byte (absolute).
+    start: i64,
+    /// Elements.
+    n: i64,
+    /// Bytes between elements.
+    pitch: i64,
+    /// Bytes per element.
+    len: i64,
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Event {
+    line: u32,
+    step: u32,
+    prev: u32,
+    mask: u64,
+    weight: f64,
+}
+
+/// A row to process: plane, y, z and the rows it stands for.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct SampledRow {
+    pub plane: u32,
+    pub y: i64,
+    pub z: i64,
+    pub weight: f64,
+}
+
+/// Scratch buffers and results of the row pass.
+#[derive(Debug, Default)]
+pub(crate) struct RowPass {
+    touches: Vec<Touch>,
+    nb: Vec<Touch>,
+    ranges: Vec<(i64, i64)>,
+    lines: Vec<(i64, u64)>,
+    last: Vec<u32>,
+    first: Vec<u32>,
+    nb_first: Vec<u32>,
+    best: Vec<i64>,
+    load_index: Vec<u32>,
+    loads_per_point: u32,
+    rows_yz: Vec<(i64, i64)>,
+    yz_acc: Vec<(i64, i64, PlaneAccess)>,
+    group_acc: Vec<PlaneAccess>,
+    events: Vec<Event>,
+    ever: Vec<u64>,
+    present: Vec<u64>,
+    line_count: usize,
+    /// Line touches by reuse gap in steps (index = gap).
+    pub gaps: Vec<f64>,
+    /// Lines touched (first touches).
+    pub lines_touched: f64,
+    /// Sectors first touched, per step.
+    pub first_touch: Vec<f64>,
+    /// Links found.
+    pub links: Vec<Link>,
+    /// Consecutive writes found by [`RowPass::writes`].
+    pub write_pairs: Vec<WritePair>,
+    writes: Vec<(u32, u32, i64)>,
+    group: Vec<(i64, bool, u32, i64)>,
+    /// Re-fetches found by [`RowPass::refetches`].
+    pub refetched: Vec<Refetch>,
+}
+
+/// Builds the touches of row `(y, z)` of `plane` by the block `at` into `out` (in step order if
+/// `sorted`); `acc` holds the accesses (those of other planes are skipped).
+#[allow(clippy::too_many_arguments)]
+fn touches(
+    out: &mut Vec<Touch>,
+    plane: &Plane,
+    pi: usize,
+    acc: &[PlaneAccess],
+    at: &BlockAt,
+    sh: &Shape,
+    y: i64,
+    z: i64,
+    sorted: bool,
+) {
+    out.clear();
+    let base = plane.row_base(y, z);
+    for a in acc.iter().filter(|a| a.plane == pi) {
+        let t1 = y - at.origin[1] - a.off[1];
+        let t2 = z - at.origin[2] - a.off[2];
+        if t1 < 0 || t1 >= at.ext[1] || t2 < 0 || t2 >= at.ext[2] {
+            continue;
+        }
+        let (f1, f2) = (t1 / sh.block[1], t2 / sh.block[2]);
+        let b0 = sh.block[0];
+        for f0 in 0..sh.fold[0] {
+            let xa = f0 * b0;
+            if xa >= at.ext[0] {
+                break;
+            }
+            let xb = (xa + b0).min(at.ext[0]);
+            let x0 = at.origin[0] + xa + a.off[0];
+            let fp = f0 + sh.fold[0] * (f1 + sh.fold[1] * f2);
+            let start = base + x0 * plane.pitch + a.comp * plane.elem;
+            out.push(if plane.interleaved() {
+                Touch {
+                    step: fp as u32 * sh.slots + a.slot,
+                    start,
+                    n: xb - xa,
+                    pitch: plane.pitch,
+                    len: plane.elem,
+                }
+            } else {
+                Touch {
+                    step: fp as u32 * sh.slots + a.slot,
+                    start,
+                    n: 1,
+                    pitch: 0,
+                    len: (xb - xa) * plane.pitch,
+                }
+            });
+        }
+    }
+    if sorted {
+        out.sort_unstable_by_key(|t| t.step);
+    }
+}
+
+/// Sector ranges `[first, last]` of a touch, in increasing order, into `out`.
+fn sector_ranges(t: &Touch, s: i64, out: &mut Vec<(i64, i64)>) {
+    out.clear();
+    if t.n == 1 {
+        out.push((t.start.div_euclid(s), (t.start + t.len - 1).div_euclid(s)));
+        return;
+    }
+    for k in 0..t.n {
+        let a = t.start + k * t.pitch;
+        let (f, l) = (a.div_euclid(s), (a + t.len - 1).div_euclid(s));
+        match out.last_mut() {
+            Some(r) if f <= r.1 + 1 => r.1 = r.1.max(l),
+            _ => out.push((f, l)),
+        }
+    }
+}
+
+impl RowPass {
+    /// Sets which slots of a point's instructions are loads (L1 time counts loads only: stores
+    /// allocate no L1 lines).
+    pub fn set_loads(&mut self, is_load: impl Iterator<Item = bool>) {
+        self.load_index.clear();
+        let mut n = 0;
+        for l in is_load {
+            self.load_index.push(n);
+            n += u32::from(l);
+        }
+        self.loads_per_point = n.max(1);
+    }
+
+    /// Loads issued before `step` in a block's run.
+    fn load_step(&self, step: u32) -> u32 {
+        let slots = self.load_index.len() as u32;
+        (step / slots) * self.loads_per_point + self.load_index[(step % slots) as usize]
+    }
+
+    /// Clears the results.
+    pub fn reset(&mut self, steps: usize) {
+        self.gaps.clear();
+        self.gaps.resize(steps + 1, 0.0);
+        self.first_touch.clear();
+        self.first_touch.resize(steps, 0.0);
+        self.lines_touched = 0.0;
+        self.links.clear();
+        self.write_pairs.clear();
+        self.refetched.clear();
+        self.events.clear();
+        self.line_count = 0;
+    }
+
+    /// Processes the sampled rows of block `me` of `grid`: first touches and L1 gaps (when
+    /// `l1`), and links to the previous accesses of their sectors by other blocks (when `links`),
+    /// all weighted by `weight`. `reach` is the smallest and largest load offset per axis.
+    #[allow(clippy::too_many_arguments)]
+    pub fn block(
+        &mut self,
+        planes: &[Plane],
+        acc: &[PlaneAccess],
+        sh: &Shape,
+        grid: &Grid,
+        me: [i64; 3],
+        reach: [(i64, i64); 3],
+        rows: &[SampledRow],
+        issue: Issue,
+        l1: bool,
+        links: bool,
+        weight: f64,
+    ) {
+        let at = &grid.at(me);
+        let (s, line) = (sh.sector, sh.line);
+        let spl = line / s;
+        // Links are found on every `stride`-th row, each standing for `stride` rows.
+        let stride = rows.len().div_ceil(LINK_ROWS).max(1);
+        for (ri, r) in rows.iter().enumerate() {
+            let pi = r.plane as usize;
+            let plane = &planes[pi];
+            let mut own = std::mem::take(&mut self.touches);
+            touches(&mut own, plane, pi, acc, at, sh, r.y, r.z, true);
+            if own.is_empty() {
+                self.touches = own;
+                continue;
+            }
+            let (mut lo, mut hi) = (i64::MAX, i64::MIN);
+            for t in &own {
+                lo = lo.min(t.start);
+                hi = hi.max(t.start + (t.n - 1) * t.pitch + t.len);
+            }
+            // Sectors and lines of the row, indexed from the row's first line.
+            let l0 = lo.div_euclid(line);
+            let s0 = l0 * spl;
+            let nl = ((hi - 1).div_euclid(line) - l0 + 1) as usize;
+            let ns = nl * spl as usize;
+            self.first.clear();
+            self.first.resize(ns, NONE);
+            self.last.clear();
+            self.last.resize(nl, NONE);
+            let w = r.weight * weight;
+            let row_line0 = self.line_count;
+            if l1 {
+                self.line_count += nl;
+            }
+            for t in &own {
+                sector_ranges(t, s, &mut self.ranges);
+                if l1 {
+                    self.lines.clear();
+                    for &(f, l) in &self.ranges {
+                        let mut x = f;
+                        while x <= l {
+                            let li = x.div_euclid(spl);
+                            let end = l.min(li * spl + spl - 1);
+                            let bits = (end - x + 1) as u32;
+                            let m = (u64::MAX >> (64 - bits)) << (x - li * spl);
+                            match self.lines.last_mut() {
+                                Some(e) if e.0 == li => e.1 |= m,
+                                _ => self.lines.push((li, m)),
+                            }
+                            x = end + 1;
+                        }
+                    }
+                    for &(li, m) in &self.lines {
+                        let k = (li - l0) as usize;
+                        let prev = self.last[k];
+                        if prev == NONE {
+                            self.lines_touched += w;
+                        } else {
+                            let gap = self.load_step(t.step) - self.load_step(prev);
+                            self.gaps[gap as usize] += w;
+                        }
+                        self.last[k] = t.step;
+                        self.events.push(Event {
+                            line: (row_line0 + k) as u32,
+                            step: t.step,
+                            prev,
+                            mask: m,
+                            weight: w,
+                        });
+                    }
+                }
+                for &(f, l) in &self.ranges {
+                    for x in f..=l {
+                        let k = (x - s0) as usize;
+                        if self.first[k] == NONE {
+                            self.first[k] = t.step;
+                            self.first_touch[t.step as usize] += w;
+                        }
+                    }
+                }
+            }
+            self.touches = own;
+            if links && ri % stride == 0 {
+                let wl = weight
+                    * rows[ri..(ri + stride).min(rows.len())]
+                        .iter()
+                        .map(|r| r.weight)
+                        .sum::<f64>();
+                self.link_row(plane, pi, acc, sh, r, grid, me, reach, issue, s0, ns, wl);
+            }
+        }
+    }
+
+    /// Links the sectors of one row (whose first touches are in `self.first`) to their previous
+    /// access in time. Blocks of a wave run in lockstep and waves one after the other, so the
+    /// access of a block at position `p` of wave `w` at step `k` happens at time
+    /// `(w, k, order(p))`; which wave a neighbour runs in, and where in the issue order, depends
+    /// on the representative block's position in its wave, sampled at `POSITIONS` evenly spread
+    /// positions.
+    #[allow(clippy::too_many_arguments)]
+    fn link_row(
+        &mut self,
+        plane: &Plane,
+        pi: usize,
+        acc: &[PlaneAccess],
+        sh: &Shape,
+        r: &SampledRow,
+        grid: &Grid,
+        me: [i64; 3],
+        reach: [(i64, i64); 3],
+        issue: Issue,
+        s0: i64,
+        ns: usize,
+        w: f64,
+    ) {
+        let s = sh.sector;
+        let steps = sh.steps() as i64;
+        let wave = issue.wave;
+        self.best.clear();
+        self.best.resize(ns * POSITIONS, i64::MIN);
+        self.nb_first.clear();
+        self.nb_first.resize(ns, NONE);
+        let base = plane.row_base(r.y, r.z);
+        let (xlo, xhi) = (
+            (s0 * s - base).div_euclid(plane.pitch) - 1,
+            ((s0 + ns as i64) * s - base).div_euclid(plane.pitch) + 1,
+        );
+        let own_pos: [i64; POSITIONS] =
+            std::array::from_fn(|j| ((2 * j as i64 + 1) * wave) / (2 * POSITIONS as i64));
+        let my_id = grid.id(me);
+        // The blocks (in y and z) one of whose loads lands on this row, with those loads, and in
+        // x those whose loads can reach the row's sectors.
+        self.yz_acc.clear();
+        for a in acc.iter().filter(|a| a.plane == pi) {
+            let by = (r.y - a.off[1]).div_euclid(grid.tile[1]);
+            let bz = (r.z - a.off[2]).div_euclid(grid.tile[2]);
+            if (0..grid.blocks[1]).contains(&by) && (0..grid.blocks[2]).contains(&bz) {
+                self.yz_acc.push((by, bz, *a));
+            }
+        }
+        self.yz_acc.sort_unstable_by_key(|e| (e.0, e.1, e.2.slot));
+        let bx_lo = ((xlo - reach[0].1).div_euclid(grid.tile[0]) - 1).max(0);
+        let bx_hi = ((xhi - reach[0].0).div_euclid(grid.tile[0]) + 1).min(grid.blocks[0] - 1);
+        let mut group = std::mem::take(&mut self.group_acc);
+        let mut i = 0;
+        while i < self.yz_acc.len() {
+            let (by, bz) = (self.yz_acc[i].0, self.yz_acc[i].1);
+            group.clear();
+            while i < self.yz_acc.len() && (self.yz_acc[i].0, self.yz_acc[i].1) == (by, bz) {
+                group.push(self.yz_acc[i].2);
+                i += 1;
+            }
+            let mut cached = None;
+            for bx in bx_lo..=bx_hi {
+                let nb = [bx, by, bz];
+                if nb == me {
+                    continue;
+                }
+                let delta = my_id - grid.id(nb);
+                if delta <= -wave {
+                    continue;
+                }
+                let at = grid.at(nb);
+                self.link_neighbour(
+                    plane,
+                    pi,
+                    &group,
+                    sh,
+                    r,
+                    &at,
+                    delta,
+                    &mut cached,
+                    s0,
+                    ns,
+                    steps,
+                    issue,
+                    &own_pos,
+                );
+            }
+        }
+        self.group_acc = group;
+        self.emit_links(ns, steps, issue, &own_pos, w);
+    }
+
+    /// Updates the previous accesses of the row's sectors with those of the block at `at`,
+    /// `delta` blocks earlier in launch order.
+    #[allow(clippy::too_many_arguments)]
+    fn link_neighbour(
+        &mut self,
+        plane: &Plane,
+        pi: usize,
+        acc: &[PlaneAccess],
+        sh: &Shape,
+        r: &SampledRow,
+        at: &BlockAt,
+        delta: i64,
+        cached: &mut Option<(i64, [i64; 3])>,
+        s0: i64,
+        ns: usize,
+        steps: i64,
+        issue: Issue,
+        own_pos: &[i64; POSITIONS],
+    ) {
+        let s = sh.sector;
+        let wave = issue.wave;
+        {
+            let n_at = at;
+            // Neighbours differing only in x touch this row alike, shifted by whole tiles.
+            let mut nb = std::mem::take(&mut self.nb);
+            match *cached {
+                Some((x0, ext)) if ext == n_at.ext => {
+                    let shift = (n_at.origin[0] - x0) * plane.pitch;
+                    for t in nb.iter_mut() {
+                        t.start += shift;
+                    }
+                }
+                _ => touches(&mut nb, plane, pi, acc, n_at, sh, r.y, r.z, false),
+            }
+            *cached = Some((n_at.origin[0], n_at.ext));
+            if nb.is_empty() {
+                self.nb = nb;
+                return;
+            }
+            // `nb_first` is all NONE between calls: only the range touched here is reset.
+            let (mut lo, mut hi) = (usize::MAX, 0);
+            let (first_byte, end_byte) = (s0 * s, (s0 + ns as i64) * s);
+            for t in &nb {
+                let end = t.start + (t.n - 1) * t.pitch + t.len;
+                if end <= first_byte || t.start >= end_byte {
+                    continue;
+                }
+                if t.n == 1 {
+                    let (f, l) = (t.start.div_euclid(s), (end - 1).div_euclid(s));
+                    let (f, l) = (f.max(s0), l.min(s0 + ns as i64 - 1));
+                    lo = lo.min((f - s0) as usize);
+                    hi = hi.max((l - s0) as usize + 1);
+                    for v in &mut self.nb_first[(f - s0) as usize..=(l - s0) as usize] {
+                        *v = (*v).min(t.step);
+                    }
+                    continue;
+                }
+                sector_ranges(t, s, &mut self.ranges);
+                for &(f, l) in &self.ranges {
+                    let (f, l) = (f.max(s0), l.min(s0 + ns as i64 - 1));
+                    if f > l {
+                        continue;
+                    }
+                    lo = lo.min((f - s0) as usize);
+                    hi = hi.max((l - s0) as usize + 1);
+                    for v in &mut self.nb_first[(f - s0) as usize..=(l - s0) as usize] {
+                        *v = (*v).min(t.step);
+                    }
+                }
+            }
+            self.nb = nb;
+            if lo >= hi {
+                return;
+            }
+            // The neighbour's wave (relative) and issue position, per sampled own position.
+            let mut when = [(0i64, 0i64); POSITIONS];
+            for (j, v) in when.iter_mut().enumerate() {
+                let q = own_pos[j] - delta;
+                *v = (q.div_euclid(wave), issue.order(q.rem_euclid(wave)));
+            }
+            let mine: [i64; POSITIONS] = std::array::from_fn(|j| issue.order(own_pos[j]));
+            for k in lo..hi {
+                let (own, then) = (self.first[k], self.nb_first[k]);
+                self.nb_first[k] = NONE;
+                if own == NONE || then == NONE {
+                    continue;
+                }
+                for (j, &(o, ord)) in when.iter().enumerate() {
+                    let me = own as i64 * wave + mine[j];
+                    let t = (o * steps + then as i64) * wave + ord;
+                    let b = &mut self.best[k * POSITIONS + j];
+                    if t < me && t > *b {
+                        *b = t;
+                    }
+                }
+            }
+        }
+    }
+
+    /// Records the links found for the row's sectors.
+    fn emit_links(
+        &mut self,
+        ns: usize,
+        steps: i64,
+        issue: Issue,
+        own_pos: &[i64; POSITIONS],
+        w: f64,
+    ) {
+        let wave = issue.wave;
+        let wj = w / POSITIONS as f64;
+        for k in 0..ns {
+            let own = self.first[k];
+            if own == NONE {
+                continue;
+            }
+            for (j, &pos) in own_pos.iter().enumerate() {
+                let b = self.best[k * POSITIONS + j];
+                if b == i64::MIN {
+                    continue;
+                }
+                let (t, ord) = (b.div_euclid(wave), b.rem_euclid(wave));
+                let (m, then) = ((-t.div_euclid(steps)) as u32, t.rem_euclid(steps) as u32);
+                let rest = (wave - 1 - ord) as f32 / wave as f32;
+                let part = issue.order(pos) as f32 / wave as f32;
+                match self.links.last_mut() {
+                    Some(c)
+                        if c.m == m
+                            && c.then == then
+                            && c.now == own
+                            && c.rest == rest
+                            && c.part == part =>
+                    {
+                        c.sectors += wj
+                    }
+                    _ => self.links.push(Link {
+                        m,
+                        then,
+                        now: own,
+                        rest,
+                        part,
+                        sectors: wj,
+                    }),
+                }
+            }
+        }
+    }
+
+    /// Finds, on the sampled store rows of block `me`, the pairs of consecutive writes of a
+    /// sector whose later write is the block's own (each pair counted once, by its later
+    /// writer); `stores` holds the store accesses and `reach` their offset range.
+    #[allow(clippy::too_many_arguments)]
+    pub fn writes(
+        &mut self,
+        planes: &[Plane],
+        stores: &[PlaneAccess],
+        sh: &Shape,
+        grid: &Grid,
+        me: [i64; 3],
+        reach: [(i64, i64); 3],
+        rows: &[SampledRow],
+        issue: Issue,
+        weight: f64,
+    ) {
+        let s = sh.sector;
+        let steps = sh.steps() as i64;
+        let wave = issue.wave;
+        let at = grid.at(me);
+        let my_id = grid.id(me);
+        let own_pos: [i64; POSITIONS] =
+            std::array::from_fn(|j| ((2 * j as i64 + 1) * wave) / (2 * POSITIONS as i64));
+        for r in rows {
+            let pi = r.plane as usize;
+            let plane = &planes[pi];
+            let mut own = std::mem::take(&mut self.touches);
+            touches(&mut own, plane, pi, stores, &at, sh, r.y, r.z, false);
+            if own.is_empty() {
+                self.touches = own;
+                continue;
+            }
+            let (mut lo, mut hi) = (i64::MAX, i64::MIN);
+            self.writes.clear();
+            for t in &own {
+                sector_ranges(t, s, &mut self.ranges);
+                for &(f, l) in &self.ranges {
+                    lo = lo.min(f);
+                    hi = hi.max(l);
+                    for x in f..=l {
+                        self.writes.push((x as u32, t.step, 0));
+                    }
+                }
+            }
+            self.touches = own;
+            // Other blocks writing this row: those one of whose stores lands on it.
+            self.rows_yz.clear();
+            for a in stores.iter().filter(|a| a.plane == pi) {
+                let by = (r.y - a.off[1]).div_euclid(grid.tile[1]);
+                let bz = (r.z - a.off[2]).div_euclid(grid.tile[2]);
+                if (0..grid.blocks[1]).contains(&by)
+                    && (0..grid.blocks[2]).contains(&bz)
+                    && !self.rows_yz.contains(&(by, bz))
+                {
+                    self.rows_yz.push((by, bz));
+                }
+            }
+            let base = plane.row_base(r.y, r.z);
+            let (xlo, xhi) = (
+                (lo * s - base).div_euclid(plane.pitch) - 1,
+                ((hi + 1) * s - base).div_euclid(plane.pitch) + 1,
+            );
+            let bx_lo = ((xlo - reach[0].1).div_euclid(grid.tile[0]) - 1).max(0);
+            let bx_hi = ((xhi - reach[0].0).div_euclid(grid.tile[0]) + 1).min(grid.blocks[0] - 1);
+            for yz in 0..self.rows_yz.len() {
+                let (by, bz) = self.rows_yz[yz];
+                for bx in bx_lo..=bx_hi {
+                    let nb = [bx, by, bz];
+                    let delta = my_id - grid.id(nb);
+                    if nb == me || delta <= -wave {
+                        continue;
+                    }
+                    let mut other = std::mem::take(&mut self.nb);
+                    touches(
+                        &mut other,
+                        plane,
+                        pi,
+                        stores,
+                        &grid.at(nb),
+                        sh,
+                        r.y,
+                        r.z,
+                        false,
+                    );
+                    for t in &other {
+                        sector_ranges(t, s, &mut self.ranges);
+                        for &(f, l) in &self.ranges {
+                            for x in f.max(lo)..=l.min(hi) {
+                                self.writes.push((x as u32, t.step, delta));
+                            }
+                        }
+                    }
+                    self.nb = other;
+                }
+            }
+            self.writes.sort_unstable();
+            let wj = r.weight * weight / POSITIONS as f64;
+            let mut i = 0;
+            while i < self.writes.len() {
+                let mut e = i + 1;
+                while e < self.writes.len() && self.writes[e].0 == self.writes[i].0 {
+                    e += 1;
+                }
+                if e - i >= 2 {
+                    for (j, &p) in own_pos.iter().enumerate() {
+                        let _ = j;
+                        self.group.clear();
+                        for &(_, step, delta) in &self.writes[i..e] {
+                            let q = p - delta;
+                            let (o, ord) = (q.div_euclid(wave), issue.order(q.rem_euclid(wave)));
+                            let t = (o * steps + step as i64) * wave + ord;
+                            self.group.push((t, delta == 0, step, ord));
+                        }
+                        self.group.sort_unstable_by_key(|g| g.0);
+                        for k in 1..self.group.len() {
+                            let (a, b) = (self.group[k - 1], self.group[k]);
+                            if !b.1 {
+                                continue;
+                            }
+                            let m = (b.0.div_euclid(wave * steps) - a.0.div_euclid(wave * steps))
+                                as u32;
+                            self.write_pairs.push(WritePair {
+                                m,
+                                then: a.2,
+                                now: b.2,
+                                rest: (wave - 1 - a.3) as f32 / wave as f32,
+                                part: b.3 as f32 / wave as f32,
+                                sectors: wj,
+                            });
+                        }
+                    }
+                }
+                i = e;
+            }
+        }
+    }
+
+    /// The Denning working set: average lines touched in a window of `g` load steps, for `g`
+    /// in `0..=steps` (from the gap distribution of line touches).
+    pub fn working_set(&self, steps: usize, out: &mut Vec<f64>) {
+        out.clear();
+        out.push(0.0);
+        // Touches with a gap above j: first touches (gap infinite) and gaps > j.
+        let mut above: f64 = self.lines_touched + self.gaps.iter().sum::<f64>();
+        let mut w = 0.0;
+        for j in 0..steps {
+            w += above / steps as f64;
+            out.push(w);
+            above -= self.gaps.get(j + 1).copied().unwrap_or(0.0);
+        }
+    }
+
+    /// Replays the L1 events, a line touched again after a gap of `g` load steps being evicted
+    /// with probability `evict[g]`; returns the expected weighted sectors re-fetched and records
+    /// them in `refetched`.
+    pub fn refetches(&mut self, evict: &[f64]) -> f64 {
+        self.ever.clear();
+        self.ever.resize(self.line_count, 0);
+        self.present.clear();
+        self.present.resize(self.line_count, 0);
+        let mut total = 0.0;
+        for e in &self.events {
+            let l = e.line as usize;
+            let p = if e.prev == NONE {
+                0.0
+            } else {
+                let g = (self.load_step(e.step) - self.load_step(e.prev)) as usize;
+                evict.get(g).copied().unwrap_or(1.0)
+            };
+            let known = e.mask & self.ever[l];
+            // Evicted: every sector loaded before is fetched again; kept: those L1 lacks.
+            let again = p * known.count_ones() as f64
+                + (1.0 - p) * (known & !self.present[l]).count_ones() as f64;
+            self.present[l] = if p >= 0.5 {
+                e.mask
+            } else {
+                self.present[l] | e.mask
+            };
+            self.ever[l] |= e.mask;
+            if again > 0.0 {
+                let n = e.weight * again;
+                total += n;
+                match self.refetched.last_mut() {
+                    Some(r) if r.then == e.prev && r.now == e.step => r.sectors += n,
+                    _ => self.refetched.push(Refetch {
+                        then: e.prev,
+                        now: e.step,
+                        sectors: n,
+                    }),
+                }
+            }
+        }
+        total
+    }
+}
+
+/// A systematic sample of `budget` rows of the regions `regions` (rows in region order, y
+/// fastest), taken from a stream of `total_rows` rows shared with other planes: `offset` rows of
+/// that stream come before these regions. Every row stands for `total_rows / budget` rows; all of
+/// them are taken when there are no more than `budget`.
+pub(crate) fn sample_rows(
+    regions: &[(i64, i64, i64, i64)],
+    pi: u32,
+    budget: usize,
+    total_rows: f64,
+    offset: f64,
+    out: &mut Vec<SampledRow>,
+) {
+    let all = total_rows <= budget as f64;
+    let spacing = if all { 1.0 } else { total_rows / budget as f64 };
+    // The sample points are (k + 1/2)·spacing for k = 0, 1, ...
+    let mut next = if all {
+        offset
+    } else {
+        ((offset / spacing - 0.5).ceil().max(0.0) + 0.5) * spacing
+    };
+    let mut start = offset;
+    for &(ya, yb, za, zb) in regions {
+        let (dy, dz) = (yb - ya, zb - za);
+        let end = start + (dy * dz) as f64;
+        while next < end {
+            let idx = (next - start).floor() as i64;
+            out.push(SampledRow {
+                plane: pi,
+                y: ya + idx % dy,
+                z: za + idx / dy,
+                weight: spacing,
+            });
+            next += spacing;
+        }
+        start = end;
+    }
+}
+
+/// The boxes of the loads of block `at` on plane `pi`.
+pub(crate) fn load_boxes(acc: &[PlaneAccess], pi: usize, at: &BlockAt, out: &mut Vec<ElemBox>) {
+    boxes(acc, AccessKind::Load, pi, at, out)
+}
+
+/// The boxes of the accesses of `kind` of block `at` on plane `pi`.
+pub(crate) fn boxes(
+    acc: &[PlaneAccess],
+    kind: AccessKind,
+    pi: usize,
+    at: &BlockAt,
+    out: &mut Vec<ElemBox>,
+) {
+    out.clear();
+    for a in acc.iter().filter(|a| a.plane == pi && a.kind == kind) {
+        out.push(ElemBox {
+            x: (at.origin[0] + a.off[0], at.origin[0] + a.off[0] + at.ext[0]),
+            y: (at.origin[1] + a.off[1], at.origin[1] + a.off[1] + at.ext[1]),
+            z: (at.origin[2] + a.off[2], at.origin[2] + a.off[2] + at.ext[2]),
+            comp: a.comp,
+        });
+    }
+}
