@@ -5,8 +5,11 @@
 //! `reference` as the correctness oracle for everything that is emitted.
 
 pub mod address;
+pub mod bench;
 pub mod cachesim;
 pub mod config;
+pub mod counters;
+pub mod emit;
 pub mod footprint;
 pub mod ir;
 pub mod lbm;

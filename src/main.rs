@@ -8,6 +8,11 @@ fn main() {
     let args = cli::Cli::parse();
     if let Err(e) = cli::run(args) {
         eprintln!("error: {e}");
-        std::process::exit(1);
+        // 130 = interrupted by SIGINT, as shells report it.
+        std::process::exit(if matches!(e, cli::CliError::Interrupted) {
+            130
+        } else {
+            1
+        });
     }
 }

@@ -123,6 +123,33 @@ impl AffineExpr {
         }
     }
 
+    /// The expression with `var` fixed to `value` (its term folded into the constant).
+    pub fn bind(&self, var: Var, value: i64) -> AffineExpr {
+        let mut e = *self;
+        e.constant += e.coeffs[var.slot()] * value;
+        e.coeffs[var.slot()] = 0;
+        e
+    }
+
+    /// The expression at one fold point: the fold indices `i, j, k` fixed to `fold`. Emitters
+    /// unroll the fold loops, so every access becomes a per-thread base plus this constant.
+    pub fn at_fold_point(&self, fold: [usize; 3]) -> AffineExpr {
+        self.bind(Var::I, fold[0] as i64)
+            .bind(Var::J, fold[1] as i64)
+            .bind(Var::K, fold[2] as i64)
+    }
+
+    /// The largest value over `0 ≤ v < upper[v]` for every variable (all bounds at least 1).
+    pub fn max_over(&self, upper: &VarValues) -> i64 {
+        self.constant
+            + self
+                .coeffs
+                .iter()
+                .zip(upper)
+                .map(|(c, u)| if *c > 0 { c * (u - 1) } else { 0 })
+                .sum::<i64>()
+    }
+
     /// The variables with a non-zero coefficient.
     pub fn terms(&self) -> impl Iterator<Item = (Var, i64)> + '_ {
         Var::ALL
@@ -163,6 +190,19 @@ pub fn coordinate(config: &LaunchConfig, d: usize) -> AffineExpr {
     e.coeffs[b.slot()] = (config.block[d] * config.fold[d]) as i64;
     e.coeffs[i.slot()] = config.block[d] as i64;
     e
+}
+
+/// Exclusive upper bounds of the nine variables for `config` on `domain`: threads per block,
+/// blocks per grid and fold factors.
+pub fn var_bounds(config: &LaunchConfig, domain: &crate::ir::Domain) -> VarValues {
+    let g = config.grid(domain);
+    let mut v = [1; 9];
+    for d in 0..3 {
+        v[d] = config.block[d] as i64;
+        v[3 + d] = g[d] as i64;
+        v[6 + d] = config.fold[d] as i64;
+    }
+    v
 }
 
 /// Element index of `access` into its field's buffer, for the thread/block/fold point.
@@ -211,5 +251,16 @@ mod tests {
         assert_eq!(e.eval(&v), l.index(x - 1, y + 2, z, 0) as i64);
         assert_eq!(byte_address(&l, &acc, &c).eval(&v), 8 * e.eval(&v));
         assert_eq!(coordinate(&c, 0).to_string(), "1*tx + 16*bx + 8*i");
+        // Binding the fold indices keeps the value and moves their terms into the constant.
+        let p = e.at_fold_point([1, 0, 2]);
+        assert_eq!(p.coeffs[Var::I.slot()], 0);
+        assert_eq!(p.eval(&v), e.eval(&v));
+        assert_eq!(
+            p.variable_part(),
+            e.at_fold_point([0, 0, 0]).variable_part()
+        );
+        let b = var_bounds(&c, &dom);
+        assert_eq!(b, [8, 2, 2, 3, 6, 2, 2, 1, 3]);
+        assert_eq!(coordinate(&c, 0).max_over(&b), 7 + 2 * 16 + 8);
     }
 }

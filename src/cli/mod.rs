@@ -1,6 +1,11 @@
 //! Subcommands of the `stencilscope` binary; each turns library errors into one message.
 
+mod bench;
+mod counters;
+mod devices;
+mod emit;
 mod rank;
+mod run;
 mod show;
 mod volumes;
 
@@ -21,11 +26,27 @@ enum Command {
     /// Print a parsed kernel (stencil or LBM file): fields, accesses, flops and minimal bytes per
     /// lattice update.
     Show(show::ShowArgs),
+    /// List the OpenCL, WebGPU (Vulkan) and CUDA devices, or why a backend has none.
+    Devices(devices::DevicesArgs),
+    /// Print the OpenCL C, WGSL or CUDA source of a kernel for one launch configuration.
+    Emit(emit::EmitArgs),
+    /// Run a kernel on a device: time it, check it against the CPU reference, report LUP/s and
+    /// bandwidth.
+    Run(run::RunArgs),
     /// Data volumes per memory level (B/LUP) of one launch configuration, next to the minimum;
     /// `--simulate` adds the exact cache simulator's figures.
     Volumes(volumes::VolumesArgs),
     /// Rank every launch configuration of a kernel on a machine model, without running anything.
     Rank(rank::RankArgs),
+    /// Measure the model's top configurations and a sample of the rest (or all of them) on a
+    /// device, verify each against the CPU reference, and report how good the ranking was.
+    Bench(Box<bench::BenchArgs>),
+    /// Validate the estimated volumes against hardware counters: run the CUDA twin of each
+    /// configuration under Nsight Compute (ncu) and report estimate against measurement.
+    Counters(counters::CountersArgs),
+    /// The CUDA twin that `counters` runs under ncu (internal).
+    #[command(hide = true)]
+    CountersTwin(counters::TwinArgs),
 }
 
 /// Element type as given on the command line.
@@ -55,6 +76,23 @@ pub enum CliError {
     /// Output could not be written.
     #[error("cannot write output: {0}")]
     Io(#[from] std::io::Error),
+    /// A kernel could not be emitted.
+    #[error(transparent)]
+    Emit(#[from] stencilscope::emit::EmitError),
+    /// A device operation failed.
+    #[error(transparent)]
+    Runtime(#[from] stencilscope::runtime::RuntimeError),
+    /// Inconsistent command-line values.
+    #[error("{0}")]
+    Usage(String),
+    /// Some configurations produced wrong results or failed.
+    #[error("{failed} of {total} configurations failed or produced wrong results (see above)")]
+    RunFailed {
+        /// Failed configurations.
+        failed: usize,
+        /// All configurations.
+        total: usize,
+    },
     /// An LBM variant could not be turned into its time loop.
     #[error(transparent)]
     Lbm(#[from] stencilscope::lbm::LbmError),
@@ -64,9 +102,6 @@ pub enum CliError {
     /// The volumes could not be computed.
     #[error(transparent)]
     Footprint(#[from] stencilscope::footprint::FootprintError),
-    /// Inconsistent command-line arguments.
-    #[error("{0}")]
-    Usage(String),
     /// JSON serialisation failed.
     #[error("cannot serialise to JSON: {0}")]
     Json(#[from] serde_json::Error),
@@ -81,11 +116,21 @@ pub enum CliError {
     /// Ranking failed (boxed: the ranking error is large, and errors travel by value).
     #[error(transparent)]
     Rank(Box<stencilscope::rank::RankError>),
+    /// The measurement cache could not be read or written.
+    #[error(transparent)]
+    Cache(#[from] stencilscope::bench::cache::CacheError),
+    /// A sweep was interrupted (Ctrl-C) after writing what it had measured.
+    #[error("interrupted; what was measured is in the cache, and the same command resumes")]
+    Interrupted,
+    /// A counter sweep failed.
+    #[error(transparent)]
+    Counters(#[from] stencilscope::counters::CountersError),
     /// Neither the file nor the command line gives a domain.
     #[error("no domain: the file gives none, so pass --domain NX,NY[,NZ]")]
     NoDomain,
 }
 
+// Boxed: the ranking error is large, and every subcommand returns `CliError`.
 impl From<stencilscope::rank::RankError> for CliError {
     fn from(e: stencilscope::rank::RankError) -> CliError {
         CliError::Rank(Box::new(e))
@@ -96,8 +141,14 @@ impl From<stencilscope::rank::RankError> for CliError {
 pub fn run(cli: Cli) -> Result<(), CliError> {
     match cli.command {
         Command::Show(a) => show::run(&a, &mut std::io::stdout().lock()),
+        Command::Devices(a) => devices::run(&a, &mut std::io::stdout().lock()),
+        Command::Emit(a) => emit::run(&a, &mut std::io::stdout().lock()),
+        Command::Run(a) => run::run(&a, &mut std::io::stdout().lock()),
         Command::Volumes(a) => volumes::run(&a, &mut std::io::stdout().lock()),
         Command::Rank(a) => rank::run(&a, &mut std::io::stdout().lock()),
+        Command::Bench(a) => bench::run(&a, &mut std::io::stdout().lock()),
+        Command::Counters(a) => counters::run(&a, &mut std::io::stdout().lock()),
+        Command::CountersTwin(a) => counters::twin(&a, &mut std::io::stdout().lock()),
     }
 }
 
@@ -119,8 +170,7 @@ impl From<StepArg> for stencilscope::lbm::Step {
     }
 }
 
-/// Loads a stencil or LBM file (its primary kernel) and applies a dtype override.
-#[allow(dead_code)] // the entry point for subcommands without a step choice (emit, run, rank)
+/// Loads a stencil or LBM file (its primary kernel: the AA odd step) and applies a dtype override.
 fn load(
     path: &std::path::Path,
     dtype: Option<DtypeArg>,
@@ -139,6 +189,59 @@ fn load_step(
         def.set_dtype(d.into());
     }
     Ok(def)
+}
+
+/// Parses `x,y,z` (or `x,y`, z = 1) into three positive sizes.
+fn parse_dims(s: &str) -> Result<[usize; 3], String> {
+    let parts: Vec<&str> = s.split(',').map(str::trim).collect();
+    if !(2..=3).contains(&parts.len()) {
+        return Err(format!(
+            "`{s}` needs 2 or 3 comma-separated sizes, e.g. 32,4,2"
+        ));
+    }
+    let mut v = [1usize; 3];
+    for (i, p) in parts.iter().enumerate() {
+        v[i] = match p.parse::<usize>() {
+            Ok(n) if n > 0 => n,
+            _ => return Err(format!("`{p}` in `{s}` is not a positive integer")),
+        };
+    }
+    Ok(v)
+}
+
+/// The domain from `--domain`, else the file's, checked against the kernel's dimensions.
+fn domain_for(
+    file: &std::path::Path,
+    given: Option<&[usize]>,
+    default: Option<stencilscope::ir::Domain>,
+    dims: usize,
+) -> Result<stencilscope::ir::Domain, CliError> {
+    let d = match given {
+        Some(s) => stencilscope::ir::Domain::from_slice(s).ok_or_else(|| {
+            CliError::Usage(format!(
+                "--domain needs 2 or 3 sizes (nx,ny or nx,ny,nz), got {}",
+                s.len()
+            ))
+        })?,
+        None => default.ok_or_else(|| {
+            CliError::Usage(format!(
+                "{} has no `domain`; pass --domain nx,ny[,nz]",
+                file.display()
+            ))
+        })?,
+    };
+    if d.size.contains(&0) {
+        return Err(CliError::Usage(format!(
+            "--domain {d} has a zero size; every size must be at least 1"
+        )));
+    }
+    if d.dims != dims {
+        return Err(CliError::Usage(format!(
+            "the kernel is {dims}D but the domain {d} is {}D",
+            d.dims
+        )));
+    }
+    Ok(d)
 }
 
 /// Parses `640,512,512` (or `x`-separated) into a domain.
@@ -160,4 +263,16 @@ pub fn parse_list(s: &str) -> Result<Vec<usize>, String> {
                 .map_err(|_| format!("`{s}`: `{p}` is not a non-negative integer"))
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn dims_parse_and_reject() {
+        assert_eq!(super::parse_dims("32,4,2"), Ok([32, 4, 2]));
+        assert_eq!(super::parse_dims("64, 2"), Ok([64, 2, 1]));
+        assert!(super::parse_dims("32").unwrap_err().contains("2 or 3"));
+        assert!(super::parse_dims("32,0,1").unwrap_err().contains("`0`"));
+        assert!(super::parse_dims("a,1").is_err());
+    }
 }

@@ -90,8 +90,8 @@ pub(crate) fn population_field(spec: &LbmSpec, name: &str, q: usize, role: Field
         dtype: spec.dtype,
         components: q,
         layout: spec.layout,
-        ghost: 1,
-        padding: 0,
+        ghost: spec.ghost,
+        padding: spec.padding,
         role,
     }
 }

@@ -16,7 +16,8 @@ mod transfer;
 
 pub use kernels::Step;
 pub use lattice::{Lattice, LatticeKind};
-pub use model::{Collision, LbmError, LbmSpec, Streaming, DEFAULT_MAGIC};
+pub(crate) use model::check_count;
+pub use model::{Collision, LbmError, LbmSpec, Streaming, DEFAULT_MAGIC, MAX_GHOST_OR_PADDING};
 pub use program::{Flags, LbmProgram, Phase, State, StateKind, FLUID, WALL};
 pub use simulation::{Macroscopic, Simulation};
 pub use transfer::{periodic_fill, periodic_fold, BoxCopy, ExchangeError, Transfer};

@@ -198,6 +198,39 @@ pub struct LbmSpec {
     pub layout: Layout,
     /// Element type.
     pub dtype: Dtype,
+    /// Ghost layers of the population arrays (at least 1, the reach of the streaming). More
+    /// than one aligns rows on GPUs: with 32 bytes of ghosts in x (8 f32 or 4 f64) and a row
+    /// pitch (`nx + 2·ghost + padding`) that is a multiple of as many elements, every interior
+    /// row starts on a 32-byte sector.
+    #[serde(default = "one")]
+    pub ghost: usize,
+    /// Extra elements at the end of each x row of the population arrays.
+    #[serde(default)]
+    pub padding: usize,
+}
+
+fn one() -> usize {
+    1
+}
+
+/// The largest `ghost` and `padding` accepted (far beyond any alignment need).
+pub const MAX_GHOST_OR_PADDING: usize = 64;
+
+/// Checks a `ghost` or `padding` count (as given, so that a negative one is reported as such).
+pub(crate) fn check_count(key: &'static str, value: i64) -> Result<(), LbmError> {
+    let (lo, valid) = match key {
+        "ghost" => (1, "1 to 64 layers (streaming reaches one cell; 8 for f32 or 4 for f64 align rows to 32 bytes)"),
+        _ => (0, "0 to 64 elements per row"),
+    };
+    if (lo..=MAX_GHOST_OR_PADDING as i64).contains(&value) {
+        Ok(())
+    } else {
+        Err(LbmError::BadNumber {
+            key,
+            value: value as f64,
+            valid,
+        })
+    }
 }
 
 impl LbmSpec {
@@ -212,6 +245,8 @@ impl LbmSpec {
             streaming: Streaming::Pull,
             layout: Layout::Fzyx,
             dtype: Dtype::F64,
+            ghost: 1,
+            padding: 0,
         }
     }
 
@@ -250,6 +285,8 @@ impl LbmSpec {
                 });
             }
         }
+        check_count("ghost", self.ghost as i64)?;
+        check_count("padding", self.padding as i64)?;
         let dims = self.lattice.dims();
         if dims == 2 && self.force[2] != 0.0 {
             return Err(LbmError::ForceDims {
@@ -315,6 +352,12 @@ impl LbmSpec {
             self.layout,
             self.dtype
         );
+        if self.ghost != 1 || self.padding != 0 {
+            s += &format!(
+                ", {} ghost layers, row padding {}",
+                self.ghost, self.padding
+            );
+        }
         if self.has_force() {
             let dims = self.lattice.dims();
             s += &format!(", Guo body force {:?}", &self.force[..dims]);

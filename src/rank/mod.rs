@@ -203,8 +203,25 @@ pub fn rank(
     machine: &MachineModel,
     opts: &RankOptions,
 ) -> Result<Ranking, RankError> {
+    rank_configs(
+        kernel,
+        domain,
+        machine,
+        &enumerate(domain, &opts.space),
+        opts,
+    )
+}
+
+/// Ranks the given configurations instead of the enumerated space (`opts.space` is recorded but
+/// not used): a reduced space, or the configurations a benchmark measured.
+pub fn rank_configs(
+    kernel: &Kernel,
+    domain: &Domain,
+    machine: &MachineModel,
+    space: &[LaunchConfig],
+    opts: &RankOptions,
+) -> Result<Ranking, RankError> {
     check_inputs(kernel, domain)?;
-    let space = enumerate(domain, &opts.space);
     // One estimator per worker: its buffers and the grid-wide unions (the same for every
     // configuration) are reused.
     let outcomes: Vec<(LaunchConfig, Result<Prediction, Illegal>)> = space

@@ -41,6 +41,16 @@ pub enum ReferenceError {
         /// Arrays given.
         found: usize,
     },
+    /// A row asked of `run_rows` lies outside the domain.
+    #[error("row (y, z) = ({y}, {z}) lies outside domain {domain}")]
+    RowOutside {
+        /// Row y.
+        y: usize,
+        /// Row z.
+        z: usize,
+        /// The domain.
+        domain: Domain,
+    },
     /// The domain's dimensionality differs from the kernel's.
     #[error("domain {domain} is {found}D but the kernel is {expected}D")]
     DomainDims {
@@ -69,6 +79,36 @@ pub fn run<T: Real>(
     kernel: &Kernel,
     domain: &Domain,
     fields: &mut [FieldArray<T>],
+) -> Result<(), ReferenceError> {
+    run_impl(kernel, domain, fields, None)
+}
+
+/// Like [`run`], but only for the points of the given rows `(y, z)` (each a whole x line of the
+/// interior): the reference for sampled verification. Rows outside the domain are an error.
+pub fn run_rows<T: Real>(
+    kernel: &Kernel,
+    domain: &Domain,
+    fields: &mut [FieldArray<T>],
+    rows: &[(usize, usize)],
+) -> Result<(), ReferenceError> {
+    if let Some(&(y, z)) = rows
+        .iter()
+        .find(|(y, z)| *y >= domain.size[1] || *z >= domain.size[2])
+    {
+        return Err(ReferenceError::RowOutside {
+            y,
+            z,
+            domain: *domain,
+        });
+    }
+    run_impl(kernel, domain, fields, Some(rows))
+}
+
+fn run_impl<T: Real>(
+    kernel: &Kernel,
+    domain: &Domain,
+    fields: &mut [FieldArray<T>],
+    rows: Option<&[(usize, usize)]>,
 ) -> Result<(), ReferenceError> {
     kernel.validate()?;
     if domain.dims != kernel.dims {
@@ -99,9 +139,24 @@ pub fn run<T: Real>(
     let program = Program::<T>::compile(kernel, &layouts);
     let ptrs = FieldPtrs(fields.iter_mut().map(|f| f.as_mut_ptr()).collect());
     let [nx, ny, nz] = domain.size;
-    (0..nz * ny).into_par_iter().for_each_init(
+    // Row numbers `y + ny·z`; a row given twice would be written by two threads at once.
+    let selected: Option<Vec<usize>> = rows.map(|r| {
+        let mut v: Vec<usize> = r.iter().map(|(y, z)| y + ny * z).collect();
+        v.sort_unstable();
+        v.dedup();
+        v
+    });
+    let all: Vec<usize>;
+    let rows: &[usize] = match &selected {
+        Some(v) => v,
+        None => {
+            all = (0..nz * ny).collect();
+            &all
+        }
+    };
+    rows.par_iter().for_each_init(
         || program.scratch(),
-        |scratch, row| {
+        |scratch, &row| {
             let (y, z) = ((row % ny) as i64, (row / ny) as i64);
             let bases: Vec<isize> = layouts
                 .iter()
@@ -136,6 +191,45 @@ mod tests {
     use super::*;
     use crate::ir::Dtype;
     use crate::spec::{shape_kernel, Shape, ShapeKind};
+
+    #[test]
+    fn selected_rows_match_the_full_sweep() {
+        let shape = Shape {
+            kind: ShapeKind::Star,
+            radius: 1,
+            dims: 3,
+            coefficients: vec![-6.0, 1.0],
+        };
+        let k = shape_kernel("s", &shape, Dtype::F64, "u", "v");
+        let d = Domain::new3(9, 7, 5);
+        let init = || {
+            vec![
+                FieldArray::<f64>::random(&k.fields[0], &d, 1, 1.0, 2.0),
+                FieldArray::filled(&k.fields[1], &d, f64::NAN),
+            ]
+        };
+        let mut full = init();
+        run(&k, &d, &mut full).unwrap();
+        let rows = [(0, 0), (6, 4), (3, 2), (3, 2)];
+        let mut part = init();
+        run_rows(&k, &d, &mut part, &rows).unwrap();
+        for z in 0..5 {
+            for y in 0..7 {
+                for x in 0..9 {
+                    let (a, b) = (full[1].get(x, y, z, 0), part[1].get(x, y, z, 0));
+                    if rows.contains(&(y as usize, z as usize)) {
+                        assert_eq!(a, b);
+                    } else {
+                        assert!(b.is_nan(), "row ({y}, {z}) was computed");
+                    }
+                }
+            }
+        }
+        assert!(matches!(
+            run_rows(&k, &d, &mut part, &[(7, 0)]),
+            Err(ReferenceError::RowOutside { y: 7, z: 0, .. })
+        ));
+    }
 
     #[test]
     fn rejects_mismatched_arrays() {

@@ -1,9 +1,13 @@
 //! Reports: terminal tables, JSON (serde, in the modules that own the data) and self-contained HTML
 //! pages with SVG plots.
 
+mod bench;
+mod counters;
 mod ranking;
 pub mod svg;
 
+pub use bench::{bench_html, bench_markdown, bench_text};
+pub use counters::{counters_html, counters_table};
 pub use ranking::{ranking_html, ranking_table};
 
 /// A complete HTML page around `body`, with the project's minimal style.

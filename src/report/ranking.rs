@@ -225,8 +225,8 @@ pub fn ranking_html(r: &Ranking, top: usize) -> String {
     body.push_str("</div>");
     let _ = write!(
         body,
-        "<p class=note>Predicted time = the largest of the DRAM, latency, L2, L1 and arithmetic times, scaled for the \
-         partial last wave, plus launch overhead. Machine figures and their sources are in the JSON report.</p>"
+        "<p class=note>Predicted time = a soft maximum (4-norm) of the DRAM (or latency), L2, L1 and arithmetic times, \
+         scaled for the partial last wave, plus launch overhead. Machine figures and their sources are in the JSON report.</p>"
     );
     html_page(&format!("stencilscope ranking: {}", r.kernel), &body)
 }

@@ -11,6 +11,9 @@
 //! layout = "fzyx"              # fzyx (SoA, default) or zyxf (AoS)
 //! dtype = "f32"                # f32 or f64 (default)
 //! force = [1e-6, 0, 0]         # optional Guo body force, one entry per dimension
+//! ghost = 1                    # ghost layers of the population arrays (default 1; 8 for f32
+//!                              # or 4 for f64 align rows to 32-byte sectors)
+//! padding = 0                  # extra elements at the end of each x row (default 0)
 //! domain = [256, 256, 256]     # optional default domain, one size per dimension
 //! ```
 
@@ -52,6 +55,8 @@ struct LbmFile {
     layout: Option<Spanned<String>>,
     dtype: Option<Spanned<String>>,
     force: Option<Spanned<Vec<Spanned<toml::Value>>>>,
+    ghost: Option<Spanned<i64>>,
+    padding: Option<Spanned<i64>>,
     domain: Option<Spanned<Vec<i64>>>,
 }
 
@@ -219,6 +224,14 @@ impl Reader<'_> {
                 force[d] = self.number("force", v)?;
             }
         }
+        let count = |key: &'static str, v: &Option<Spanned<i64>>, default: usize| match v {
+            None => Ok(default),
+            Some(v) => crate::lbm::check_count(key, *v.get_ref())
+                .map(|()| *v.get_ref() as usize)
+                .map_err(|e| self.lbm(v.span(), e)),
+        };
+        let ghost = count("ghost", &f.ghost, 1)?;
+        let padding = count("padding", &f.padding, 0)?;
         let spec = LbmSpec {
             name: name.clone(),
             lattice,
@@ -228,6 +241,8 @@ impl Reader<'_> {
             streaming,
             layout,
             dtype,
+            ghost,
+            padding,
         };
         spec.validate().map_err(|e| {
             let span = match &e {
@@ -326,6 +341,32 @@ domain = [64, 32, 16]
         assert!((o.spec.tau - 0.8).abs() < 1e-15);
         let m = parse_lbm(&GOOD.replace("tau = 0.6", "tau = 0.6\nmagic = 0.25"), "l").unwrap();
         assert_eq!(m.spec.collision, Collision::Trt { magic: 0.25 });
+        assert_eq!((d.spec.ghost, d.spec.padding), (1, 0));
+        let g = parse_lbm(&GOOD.replace("dtype", "ghost = 8\npadding = 2\ndtype"), "l").unwrap();
+        assert_eq!((g.spec.ghost, g.spec.padding), (8, 2));
+        let k = g.spec.kernel(None).unwrap();
+        assert_eq!((k.fields[0].ghost, k.fields[0].padding), (8, 2));
+    }
+
+    #[test]
+    fn ghost_and_padding_out_of_range_are_positioned_errors() {
+        for (text, key, line) in [
+            ("ghost = 0", "ghost", 7),
+            ("ghost = 65", "ghost", 7),
+            ("padding = -1", "padding", 7),
+        ] {
+            let (e, l) = lbm_err(&GOOD.replace("dtype", &format!("{text}\ndtype")));
+            assert!(
+                matches!(e, LbmError::BadNumber { key: k, .. } if k == key),
+                "{e}"
+            );
+            assert_eq!(l, line, "{text}");
+            let value = text.split(" = ").nth(1).unwrap();
+            assert!(
+                e.to_string().contains(&format!("`{key}` = {value} ")),
+                "{e}"
+            );
+        }
     }
 
     #[test]

@@ -1,0 +1,472 @@
+use super::{load_step, CliError, DtypeArg, StepArg};
+use clap::Args;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use stencilscope::counters::{
+    self, compare, flush_notes, ncu, select_configs, summarize, CompareInput, ConfigSpec,
+    CountersError, CountersSweep, TwinInfo, TwinPlan,
+};
+use stencilscope::ir::Domain;
+use stencilscope::model::estimate_registers;
+use stencilscope::report::{counters_html, counters_table};
+use stencilscope::spec::load_machine;
+
+/// Arguments of `stencilscope counters`.
+#[derive(Debug, Args)]
+pub struct CountersArgs {
+    /// Stencil or LBM definition file (TOML).
+    file: PathBuf,
+    /// For an LBM file with AA streaming: which step's kernel (default: odd).
+    #[arg(long, value_enum)]
+    step: Option<StepArg>,
+    /// Machine model for the estimates: a preset (v100, a100-40gb, h100-sxm, h200) or a file.
+    #[arg(long)]
+    machine: String,
+    /// Domain, e.g. 256,256,256 (default: the file's).
+    #[arg(long, value_parser = super::parse_domain)]
+    domain: Option<Domain>,
+    /// Element type, overriding the file's.
+    #[arg(long, value_enum)]
+    dtype: Option<DtypeArg>,
+    /// Configurations: `top:K` (the model's best K), `sample:N` (seeded sample of the legal
+    /// space) or a file (JSON list of {block, fold}, or lines `BX,BY,BZ FX,FY,FZ`); repeat to
+    /// combine.
+    #[arg(long, default_value = "sample:40")]
+    configs: Vec<ConfigSpec>,
+    /// Seed of `sample:N`.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Directory for the report (`NAME.json`, `NAME.html`) and the raw ncu output (`raw/`).
+    #[arg(long, default_value = ".")]
+    out: PathBuf,
+    /// File stem of the outputs (default: `<kernel>-<dtype>`).
+    #[arg(long)]
+    name: Option<String>,
+    /// The ncu executable (default: `$NCU`, then `ncu` on PATH, then the CUDA toolkit's).
+    #[arg(long)]
+    ncu: Option<PathBuf>,
+    /// Size of the L2 eviction buffer in L2 sizes.
+    #[arg(long, default_value_t = 4)]
+    flush_factor: usize,
+    /// Preferred shared-memory carve-out of the stencil kernels in percent of the largest
+    /// (0: the largest L1, 100: the smallest); default: the driver's choice. Pair it with a
+    /// machine file whose `l1_bytes` matches, for the estimate.
+    #[arg(long, value_parser = clap::value_parser!(u32).range(0..=100))]
+    carveout: Option<u32>,
+    /// Also collect this ncu section (e.g. LaunchStats: registers, shared-memory configuration);
+    /// repeatable.
+    #[arg(long)]
+    ncu_section: Vec<String>,
+    /// Analyse a saved ncu CSV (`raw/NAME.csv` of an earlier sweep) instead of running ncu.
+    #[arg(long)]
+    from_csv: Option<PathBuf>,
+    /// With `--from-csv`: the twin's info file of that sweep (`raw/NAME-twin.json`).
+    #[arg(long, requires = "from_csv")]
+    twin_info: Option<PathBuf>,
+    /// Print the selected configurations and stop (needs no ncu).
+    #[arg(long, conflicts_with = "from_csv")]
+    list: bool,
+    /// Source revision recorded in the report (default: `$STENCILSCOPE_COMMIT`, else git's).
+    #[arg(long)]
+    commit: Option<String>,
+}
+
+/// Arguments of the hidden `stencilscope counters-twin` (what ncu profiles).
+#[derive(Debug, Args)]
+pub struct TwinArgs {
+    /// The plan written by `stencilscope counters`.
+    plan: PathBuf,
+}
+
+fn io(path: &Path) -> impl Fn(std::io::Error) -> CountersError + '_ {
+    move |source| CountersError::Io {
+        path: path.to_path_buf(),
+        source,
+    }
+}
+
+fn read(path: &Path) -> Result<String, CountersError> {
+    std::fs::read_to_string(path).map_err(io(path))
+}
+
+fn write(path: &Path, text: &str) -> Result<(), CountersError> {
+    std::fs::write(path, text).map_err(io(path))
+}
+
+/// Runs `ncu args…`, output into `log`; an error carries the log's last lines.
+fn run_ncu(ncu: &Path, args: &[String], log: &Path) -> Result<(), CountersError> {
+    let file = std::fs::File::create(log).map_err(io(log))?;
+    let err = file.try_clone().map_err(io(log))?;
+    let command = format!("{} {}", ncu.display(), args.join(" "));
+    let status = Command::new(ncu)
+        .args(args)
+        .stdout(Stdio::from(file))
+        .stderr(Stdio::from(err))
+        .status()
+        .map_err(io(ncu))?;
+    if status.success() {
+        return Ok(());
+    }
+    let text = std::fs::read_to_string(log).unwrap_or_default();
+    let lines: Vec<&str> = text.lines().collect();
+    Err(CountersError::NcuFailed {
+        command,
+        status: status.to_string(),
+        tail: lines[lines.len().saturating_sub(25)..].join("\n"),
+    })
+}
+
+/// Runs ncu and returns its standard output (for `--version`, `--query-metrics`, `--import`).
+fn ncu_output(ncu: &Path, args: &[&str]) -> Result<String, CountersError> {
+    let out = Command::new(ncu).args(args).output().map_err(io(ncu))?;
+    if out.status.success() {
+        Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+    } else {
+        let text = format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let lines: Vec<&str> = text.lines().collect();
+        Err(CountersError::NcuFailed {
+            command: format!("{} {}", ncu.display(), args.join(" ")),
+            status: out.status.to_string(),
+            tail: lines[lines.len().saturating_sub(25)..].join("\n"),
+        })
+    }
+}
+
+fn commit(given: Option<&str>) -> Option<String> {
+    given
+        .map(str::to_string)
+        .or_else(|| {
+            std::env::var("STENCILSCOPE_COMMIT")
+                .ok()
+                .filter(|c| !c.is_empty())
+        })
+        .or_else(|| {
+            let out = Command::new("git")
+                .args(["rev-parse", "--short=12", "HEAD"])
+                .stderr(Stdio::null())
+                .output()
+                .ok()?;
+            out.status
+                .success()
+                .then(|| String::from_utf8_lossy(&out.stdout).trim().to_string())
+                .filter(|c| !c.is_empty())
+        })
+}
+
+/// What a profiling run leaves: the CSV and what is known about how it was made.
+struct Profile {
+    csv: String,
+    twin: Option<TwinInfo>,
+    ncu_version: Option<String>,
+    ncu_command: Option<String>,
+    notes: Vec<String>,
+}
+
+fn profile(
+    ncu: &Path,
+    sections: &[String],
+    plan_base: TwinPlan,
+    raw: &Path,
+    stem: &str,
+    out: &mut impl Write,
+) -> Result<Profile, CliError> {
+    let version = ncu_output(ncu, &["--version"])?
+        .lines()
+        .rev()
+        .find(|l| !l.trim().is_empty())
+        .map(|l| l.trim().to_string());
+    let mut notes = Vec::new();
+    let available = match ncu_output(ncu, &["--query-metrics"]) {
+        Ok(text) => {
+            write(&raw.join(format!("{stem}-query-metrics.txt")), &text)?;
+            Some(ncu::parse_query_metrics(&text))
+        }
+        Err(e) => {
+            notes.push(format!(
+                "ncu --query-metrics failed, metric names not checked: {e}"
+            ));
+            None
+        }
+    };
+    let metrics = ncu::MetricSet::resolve(available.as_ref());
+    if !metrics.unavailable.is_empty() {
+        notes.push(format!(
+            "not offered by this device's ncu, so not collected: {}",
+            metrics.unavailable.join(", ")
+        ));
+    }
+    if metrics.wavefronts.is_empty() {
+        notes.push("no L1 wavefront metric offered by this device's ncu".into());
+    }
+    let work = std::env::temp_dir().join(format!("stencilscope-counters-{}", std::process::id()));
+    std::fs::create_dir_all(&work).map_err(io(&work))?;
+    let plan = TwinPlan {
+        ptx_cache: work.join("ptx"),
+        info: work.join("twin.json"),
+        ..plan_base
+    };
+    let plan_path = work.join("plan.json");
+    write(
+        &plan_path,
+        &serde_json::to_string_pretty(&plan).map_err(CountersError::from)?,
+    )?;
+    let exe = std::env::current_exe()?;
+    let report = work.join("report");
+    let mut args: Vec<String> = sections
+        .iter()
+        .flat_map(|s| ["--section".to_string(), s.clone()])
+        .collect();
+    args.extend(
+        [
+            "--replay-mode",
+            "application",
+            "--cache-control",
+            "none",
+            "--clock-control",
+            "none",
+            "--kernel-name",
+            "regex:^(ssk_|ssflush)",
+            "--metrics",
+            &metrics.requested.join(","),
+            "--export",
+            &report.display().to_string(),
+            "--force-overwrite",
+            &exe.display().to_string(),
+            "counters-twin",
+            &plan_path.display().to_string(),
+        ]
+        .iter()
+        .map(|s| s.to_string()),
+    );
+    let command = format!("{} {}", ncu.display(), args.join(" "));
+    writeln!(
+        out,
+        "profiling {} configurations under ncu ({} metrics, application replay)…",
+        plan.configs.len(),
+        metrics.requested.len()
+    )?;
+    out.flush()?;
+    let log = raw.join(format!("{stem}-ncu.log"));
+    run_ncu(ncu, &args, &log)?;
+    let twin: TwinInfo = serde_json::from_str(&read(&plan.info)?).map_err(CountersError::from)?;
+    write(
+        &raw.join(format!("{stem}-twin.json")),
+        &serde_json::to_string_pretty(&twin).map_err(CountersError::from)?,
+    )?;
+    let rep = format!("{}.ncu-rep", report.display());
+    let csv = ncu_output(
+        ncu,
+        &[
+            "--import",
+            &rep,
+            "--csv",
+            "--page",
+            "details",
+            "--print-units",
+            "base",
+        ],
+    )
+    .or_else(|e| {
+        // Older ncu versions without --print-units: the parser converts scaled units itself.
+        notes.push(format!(
+            "--print-units base refused ({e}); values converted from ncu's units"
+        ));
+        ncu_output(ncu, &["--import", &rep, "--csv", "--page", "details"])
+    })?;
+    // The report itself is kept beside the CSV (ncu --import reads it again); the rest of the
+    // work directory (plan, PTX cache) goes.
+    let kept = raw.join(format!("{stem}.ncu-rep"));
+    std::fs::copy(&rep, &kept).map_err(io(&kept))?;
+    let _ = std::fs::remove_dir_all(&work);
+    Ok(Profile {
+        csv,
+        twin: Some(twin),
+        ncu_version: version,
+        ncu_command: Some(command),
+        notes,
+    })
+}
+
+pub fn run(a: &CountersArgs, out: &mut impl Write) -> Result<(), CliError> {
+    let def = load_step(&a.file, a.dtype, a.step)?;
+    let kernel = &def.kernel;
+    let domain = a.domain.or(def.domain).ok_or(CliError::NoDomain)?;
+    if domain.dims != kernel.dims {
+        return Err(CliError::Usage(format!(
+            "the kernel is {}D but the domain {domain} is {}D",
+            kernel.dims, domain.dims
+        )));
+    }
+    let machine = load_machine(&a.machine)?;
+    let stem = a
+        .name
+        .clone()
+        .unwrap_or_else(|| format!("{}-{:?}", kernel.name, kernel.dtype()).to_lowercase());
+    let raw = a.out.join("raw");
+    std::fs::create_dir_all(&raw).map_err(|e| CliError::Write {
+        path: raw.clone(),
+        source: e,
+    })?;
+    let profile = match &a.from_csv {
+        Some(csv) => Profile {
+            csv: read(csv)?,
+            twin: match &a.twin_info {
+                Some(p) => Some(serde_json::from_str(&read(p)?).map_err(CountersError::from)?),
+                None => None,
+            },
+            ncu_version: None,
+            ncu_command: None,
+            notes: vec![format!("analysed from the saved CSV {}", csv.display())],
+        },
+        None if a.list => {
+            for c in select_configs(&a.configs, kernel, &domain, &machine, a.seed)? {
+                writeln!(
+                    out,
+                    "{} {}",
+                    c.block.map(|v| v.to_string()).join(","),
+                    c.fold.map(|v| v.to_string()).join(",")
+                )?;
+            }
+            return Ok(());
+        }
+        None => {
+            // Before anything slow: without ncu there is nothing to do.
+            let ncu = ncu::locate(a.ncu.as_deref(), std::env::var("PATH").ok().as_deref())?;
+            let configs = select_configs(&a.configs, kernel, &domain, &machine, a.seed)?;
+            if configs.is_empty() {
+                return Err(CliError::Usage(
+                    "--configs selected no configuration".into(),
+                ));
+            }
+            let plan = TwinPlan {
+                file: a.file.clone(),
+                dtype: kernel.dtype(),
+                step: a.step.map(|s| format!("{s:?}").to_lowercase()),
+                domain,
+                configs,
+                flush_factor: a.flush_factor,
+                carveout: a.carveout,
+                ptx_cache: PathBuf::new(),
+                info: PathBuf::new(),
+            };
+            let p = profile(&ncu, &a.ncu_section, plan, &raw, &stem, out)?;
+            write(&raw.join(format!("{stem}.csv")), &p.csv)?;
+            p
+        }
+    };
+    let (launches, skipped) = ncu::parse_csv_lenient(&profile.csv)?;
+    let twin_regs: Vec<(String, usize)> = profile
+        .twin
+        .as_ref()
+        .map(|t| t.kernels.clone())
+        .unwrap_or_default();
+    let fallback = |c: &stencilscope::config::LaunchConfig| {
+        let entry = counters::entry_name(c);
+        match twin_regs.iter().find(|(n, _)| *n == entry) {
+            Some((_, r)) if *r > 0 => (*r, "CU_FUNC_ATTRIBUTE_NUM_REGS".to_string()),
+            _ => (estimate_registers(kernel, c), "model estimate".to_string()),
+        }
+    };
+    let (records, mut notes) = compare(
+        &launches,
+        &CompareInput {
+            kernel,
+            domain: &domain,
+            machine: &machine,
+            fallback_registers: &fallback,
+        },
+    )?;
+    notes.extend(profile.notes);
+    if !skipped.is_empty() {
+        notes.push(format!(
+            "{} CSV row(s) with another field count than the header were left out (first: line {})",
+            skipped.len(),
+            skipped[0]
+        ));
+    }
+    let flush_bytes = profile.twin.as_ref().map(|t| t.flush_bytes);
+    notes.extend(flush_notes(&records, flush_bytes));
+    let device = profile.twin.as_ref().map(|t| t.device.clone()).or_else(|| {
+        // The CSV's Device column is a name in some ncu versions, an index in others.
+        launches
+            .iter()
+            .filter_map(|l| l.device.clone())
+            .find(|d| d.parse::<u64>().is_err())
+            .map(|name| counters::DeviceDesc {
+                name,
+                compute_capability: String::new(),
+                driver_api: String::new(),
+                sms: 0,
+                l2_bytes: 0,
+            })
+    });
+    let wavefront_metrics = records
+        .iter()
+        .map(|r| ncu::MetricSet::wavefronts_in(&r.counters))
+        .find(|w| !w.is_empty())
+        .unwrap_or_default();
+    let summary = summarize(&records);
+    let (min_load, min_store) = stencilscope::footprint::minimal_volumes(kernel);
+    let sweep = CountersSweep {
+        format: counters::COUNTERS_FORMAT.into(),
+        version: counters::COUNTERS_VERSION,
+        kernel: kernel.name.clone(),
+        dtype: kernel.dtype(),
+        domain,
+        updates: domain.points(),
+        minimal: (min_load, min_store),
+        machine: machine.name.clone(),
+        device,
+        ncu_version: profile.ncu_version,
+        wavefront_metrics,
+        ncu_command: profile.ncu_command,
+        command: std::env::args().collect::<Vec<_>>().join(" "),
+        commit: commit(a.commit.as_deref()),
+        date: counters::utc_now(),
+        flush_bytes,
+        carveout: a.carveout,
+        shared_config_bytes: counters::shared_config(&records),
+        records,
+        summary,
+        notes,
+    };
+    write!(out, "{}", counters_table(&sweep))?;
+    for n in &sweep.notes {
+        writeln!(out, "note: {n}")?;
+    }
+    let json = a.out.join(format!("{stem}.json"));
+    write(
+        &json,
+        &serde_json::to_string_pretty(&sweep).map_err(CountersError::from)?,
+    )?;
+    let html = a.out.join(format!("{stem}.html"));
+    write(&html, &counters_html(&sweep))?;
+    writeln!(out, "wrote {} and {}", json.display(), html.display())?;
+    Ok(())
+}
+
+/// The twin: what ncu profiles.
+pub fn twin(a: &TwinArgs, out: &mut impl Write) -> Result<(), CliError> {
+    let plan: TwinPlan = serde_json::from_str(&read(&a.plan)?).map_err(CountersError::from)?;
+    #[cfg(feature = "cuda")]
+    {
+        let info = counters::twin::run(&plan)?;
+        writeln!(
+            out,
+            "twin: {} kernels on {}",
+            info.kernels.len(),
+            info.device.name
+        )?;
+        Ok(())
+    }
+    #[cfg(not(feature = "cuda"))]
+    {
+        let _ = (plan, out);
+        Err(CountersError::NoCudaFeature.into())
+    }
+}

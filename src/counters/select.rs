@@ -1,0 +1,165 @@
+//! Which configurations a counter sweep profiles: the model's top K, a seeded sample of the legal
+//! space, or a list from a file.
+
+use super::CountersError;
+use crate::config::{check_legal, enumerate, LaunchConfig};
+use crate::ir::{Domain, Kernel};
+use crate::machine::MachineModel;
+use crate::model::estimate_registers;
+use crate::rank::{rank, RankOptions};
+use rand::seq::SliceRandom;
+use rand::SeedableRng;
+use std::path::{Path, PathBuf};
+
+/// One `--configs` value.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ConfigSpec {
+    /// The model's best K.
+    Top(usize),
+    /// N configurations drawn (seeded) from the legal space.
+    Sample(usize),
+    /// A file listing configurations.
+    File(PathBuf),
+}
+
+impl std::str::FromStr for ConfigSpec {
+    type Err = String;
+    fn from_str(s: &str) -> Result<ConfigSpec, String> {
+        let count = |v: &str, what: &str| -> Result<usize, String> {
+            v.trim()
+                .parse::<usize>()
+                .ok()
+                .filter(|n| *n > 0)
+                .ok_or_else(|| format!("`{s}`: {what} needs a positive count, e.g. {what}:40"))
+        };
+        if let Some(v) = s.strip_prefix("top:") {
+            Ok(ConfigSpec::Top(count(v, "top")?))
+        } else if let Some(v) = s.strip_prefix("sample:") {
+            Ok(ConfigSpec::Sample(count(v, "sample")?))
+        } else if s.is_empty() {
+            Err("give top:K, sample:N or a file of configurations".into())
+        } else {
+            Ok(ConfigSpec::File(PathBuf::from(s)))
+        }
+    }
+}
+
+/// Whether `c` can run on `machine` for `domain`: the space's legality rules and a non-zero
+/// occupancy with the model's register estimate.
+fn runnable(c: &LaunchConfig, kernel: &Kernel, domain: &Domain, machine: &MachineModel) -> bool {
+    let opts = RankOptions::default();
+    c.check(kernel.dims).is_ok()
+        && check_legal(c, domain, machine.max_threads_per_block, opts.max_extent).is_ok()
+        && machine
+            .occupancy(c.threads(), estimate_registers(kernel, c), 0)
+            .blocks_per_sm
+            > 0
+        // CUDA's grid limit in y and z.
+        && c.grid(domain)[1..].iter().all(|g| *g <= 65535)
+}
+
+/// The configurations of all `specs`, each once, in the order they first appear.
+pub fn select_configs(
+    specs: &[ConfigSpec],
+    kernel: &Kernel,
+    domain: &Domain,
+    machine: &MachineModel,
+    seed: u64,
+) -> Result<Vec<LaunchConfig>, CountersError> {
+    let mut out: Vec<LaunchConfig> = Vec::new();
+    let push = |c: LaunchConfig, out: &mut Vec<LaunchConfig>| {
+        if !out.contains(&c) {
+            out.push(c);
+        }
+    };
+    for spec in specs {
+        match spec {
+            ConfigSpec::Top(k) => {
+                let ranking = rank(kernel, domain, machine, &RankOptions::default())?;
+                for r in ranking.ranked.iter().take(*k) {
+                    push(r.config, &mut out);
+                }
+            }
+            ConfigSpec::Sample(n) => {
+                let mut legal: Vec<LaunchConfig> = enumerate(domain, &RankOptions::default().space)
+                    .into_iter()
+                    .filter(|c| runnable(c, kernel, domain, machine))
+                    .collect();
+                let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
+                legal.shuffle(&mut rng);
+                legal.truncate(*n);
+                legal.sort();
+                for c in legal {
+                    push(c, &mut out);
+                }
+            }
+            ConfigSpec::File(p) => {
+                let text = std::fs::read_to_string(p).map_err(|source| CountersError::Io {
+                    path: p.clone(),
+                    source,
+                })?;
+                for c in parse_config_list(&text, p)? {
+                    if let Err(e) = c.check(kernel.dims) {
+                        return Err(CountersError::BadConfigSpec(format!(
+                            "{}: {c}: {e}",
+                            p.display()
+                        )));
+                    }
+                    push(c, &mut out);
+                }
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// Reads a list of configurations: a JSON array of `{"block": [x,y,z], "fold": [x,y,z]}` (as
+/// `rank --json` writes them), or text with one per line, `BX,BY,BZ [FX,FY,FZ]` or
+/// `block 32x4x2 fold 1x1x2` (as printed); `#` starts a comment.
+pub fn parse_config_list(text: &str, file: &Path) -> Result<Vec<LaunchConfig>, CountersError> {
+    let bad = |line: usize, msg: String| {
+        CountersError::BadConfigSpec(format!("{}, line {line}: {msg}", file.display()))
+    };
+    if text.trim_start().starts_with('[') {
+        return serde_json::from_str::<Vec<LaunchConfig>>(text)
+            .map_err(|e| bad(e.line(), e.to_string()));
+    }
+    let three = |s: &str, line: usize| -> Result<[usize; 3], CountersError> {
+        let v: Vec<usize> = s
+            .split([',', 'x'])
+            .map(|p| p.trim().parse::<usize>().ok().filter(|n| *n > 0))
+            .collect::<Option<_>>()
+            .ok_or_else(|| bad(line, format!("`{s}` is not a list of positive sizes")))?;
+        match *v.as_slice() {
+            [x, y] => Ok([x, y, 1]),
+            [x, y, z] => Ok([x, y, z]),
+            _ => Err(bad(line, format!("`{s}` needs 2 or 3 sizes"))),
+        }
+    };
+    let mut out = Vec::new();
+    for (n, raw) in text.lines().enumerate() {
+        let line = raw.split('#').next().unwrap_or("").trim();
+        if line.is_empty() {
+            continue;
+        }
+        let words: Vec<&str> = line
+            .split_whitespace()
+            .filter(|w| *w != "block" && *w != "fold")
+            .collect();
+        let c = match words.as_slice() {
+            [b] => LaunchConfig::new(three(b, n + 1)?, [1, 1, 1]),
+            [b, f] => LaunchConfig::new(three(b, n + 1)?, three(f, n + 1)?),
+            _ => {
+                return Err(bad(
+                    n + 1,
+                    format!("`{line}`: expected `BX,BY,BZ [FX,FY,FZ]`"),
+                ))
+            }
+        };
+        out.push(c);
+    }
+    if out.is_empty() {
+        return Err(bad(0, "no configuration listed".into()));
+    }
+    Ok(out)
+}

@@ -1,0 +1,364 @@
+use super::*;
+use crate::spec::{load_machine, load_stencil};
+
+fn star() -> Kernel {
+    load_stencil("stencils/star3d_r4.toml".as_ref())
+        .unwrap()
+        .kernel
+}
+
+#[test]
+fn entry_names_round_trip() {
+    let c = LaunchConfig::new([32, 4, 2], [1, 1, 2]);
+    assert_eq!(entry_name(&c), "ssk_32x4x2_1x1x2");
+    assert_eq!(parse_entry_name(&entry_name(&c)), Some(c));
+    assert_eq!(parse_entry_name("ssflush"), None);
+    assert_eq!(parse_entry_name("ssk_32x4_1x1x1"), None);
+    assert_eq!(parse_entry_name("ssk_32x0x1_1x1x1"), None);
+    assert_eq!(parse_entry_name("ssk_32x4x1_1x1x1x1"), None);
+}
+
+#[test]
+fn normalisation_per_update_and_write_backs() {
+    let mut k = BTreeMap::new();
+    k.insert(ncu::DRAM_READ.to_string(), 1000.0);
+    k.insert(ncu::DRAM_WRITE.to_string(), 300.0);
+    k.insert(ncu::L2_READ_SECTORS.to_string(), 50.0);
+    k.insert(ncu::L2_WRITE_SECTORS.to_string(), 25.0);
+    k.insert(ncu::L1_LOAD_SECTORS.to_string(), 400.0);
+    k.insert("w.sum".to_string(), 30.0);
+    let mut f = BTreeMap::new();
+    f.insert(ncu::DRAM_WRITE.to_string(), 500.0);
+    let m = Measured::from_counters(&k, Some(&f), &["w.sum".to_string()], 100.0, 32.0);
+    assert_eq!(m.dram_load, Some(10.0));
+    // The write-backs after the kernel belong to its stores.
+    assert_eq!(m.dram_store, Some(8.0));
+    assert_eq!(m.l2_load, Some(16.0));
+    assert_eq!(m.l2_store, Some(8.0));
+    assert_eq!(m.l1_load_requests, Some(128.0));
+    assert_eq!(m.l1_wavefronts, Some(0.3));
+    let alone = Measured::from_counters(&k, None, &[], 100.0, 32.0);
+    assert_eq!(alone.dram_store, Some(3.0));
+    assert_eq!(alone.l1_wavefronts, None);
+    // A wavefront metric missing from the launch leaves the level unmeasured.
+    let missing = Measured::from_counters(&k, None, &["w.sum".into(), "x.sum".into()], 100.0, 32.0);
+    assert_eq!(missing.l1_wavefronts, None);
+}
+
+#[test]
+fn errors_and_quantiles() {
+    assert!((relative_error(11.0, Some(10.0)).unwrap() - 0.1).abs() < 1e-15);
+    assert_eq!(relative_error(1.0, Some(0.0)), None);
+    assert_eq!(relative_error(1.0, None), None);
+    let v = [1.0, 2.0, 3.0, 4.0, 5.0];
+    assert_eq!(quantile(&v, 0.5), 3.0);
+    assert_eq!(quantile(&v, 0.9), 4.6);
+    assert_eq!(quantile(&v, 0.0), 1.0);
+    assert_eq!(quantile(&v, 1.0), 5.0);
+    assert!(quantile(&[], 0.5).is_nan());
+}
+
+#[test]
+fn utc_dates() {
+    assert_eq!(format_utc(0), "1970-01-01T00:00:00Z");
+    assert_eq!(format_utc(951_782_400), "2000-02-29T00:00:00Z");
+    assert_eq!(format_utc(1_763_712_000 + 3661), "2025-11-21T09:01:01Z");
+}
+
+/// A details-page CSV with one stencil launch of `c` and the eviction kernel after it, the
+/// counters chosen so that every level equals `scale` × the estimate.
+fn synthetic_csv(
+    k: &Kernel,
+    d: &Domain,
+    m: &MachineModel,
+    c: &LaunchConfig,
+    scale: f64,
+) -> (String, DataVolumes) {
+    let regs = 40;
+    let p = CacheParams::from_machine(m, m.occupancy(c.threads(), regs, 0).blocks_per_sm);
+    let est = footprint::estimate(k, c, d, &p).unwrap();
+    let n = d.points() as f64;
+    let name = entry_name(c);
+    let mut s = String::from(
+        "\"ID\",\"Process ID\",\"Kernel Name\",\"Device\",\"Section Name\",\"Metric Name\",\"Metric Unit\",\"Metric Value\"\n",
+    );
+    let mut row = |id: usize, kernel: &str, metric: &str, unit: &str, v: f64| {
+        s.push_str(&format!(
+            "\"{id}\",\"77\",\"{kernel}\",\"NVIDIA H200\",\"Command line profiler metrics\",\"{metric}\",\"{unit}\",\"{v}\"\n"
+        ))
+    };
+    row(0, FLUSH_KERNEL, ncu::DRAM_WRITE, "byte", 1e6);
+    row(1, &name, ncu::DRAM_READ, "byte", est.dram_load * n * scale);
+    // 90 % written back within the kernel, the rest after it.
+    row(
+        1,
+        &name,
+        ncu::DRAM_WRITE,
+        "byte",
+        0.9 * est.dram_store * n * scale,
+    );
+    row(
+        1,
+        &name,
+        ncu::L2_READ_SECTORS,
+        "sector",
+        est.l2_load * n * scale / 32.0,
+    );
+    row(
+        1,
+        &name,
+        ncu::L2_WRITE_SECTORS,
+        "sector",
+        est.l2_store * n * scale / 32.0,
+    );
+    row(
+        1,
+        &name,
+        ncu::L1_LOAD_SECTORS,
+        "sector",
+        est.l1_load_requests * n * scale / 32.0,
+    );
+    row(
+        1,
+        &name,
+        ncu::WAVEFRONT_CANDIDATES[0][0],
+        "",
+        est.l1_wavefronts * n * scale,
+    );
+    // Under the display name of the LaunchStats section, as the details page prints it.
+    row(1, &name, ncu::REGISTERS[1], "register/thread", regs as f64);
+    row(1, &name, ncu::SHARED_CONFIG[1], "Kbyte", 32.77);
+    row(
+        2,
+        FLUSH_KERNEL,
+        ncu::DRAM_WRITE,
+        "byte",
+        0.1 * est.dram_store * n * scale,
+    );
+    row(2, FLUSH_KERNEL, ncu::DRAM_READ, "byte", 4.0 * 60e6);
+    (s, est)
+}
+
+#[test]
+fn compare_pairs_launches_and_uses_measured_registers() {
+    let k = star();
+    let d = Domain::new3(64, 32, 32);
+    let m = load_machine("h200").unwrap();
+    let c = LaunchConfig::new([32, 4, 2], [1, 1, 2]);
+    let (csv, est) = synthetic_csv(&k, &d, &m, &c, 1.25);
+    let launches = ncu::parse_csv(&csv).unwrap();
+    let fallback = |_: &LaunchConfig| (999, "unused".to_string());
+    let input = CompareInput {
+        kernel: &k,
+        domain: &d,
+        machine: &m,
+        fallback_registers: &fallback,
+    };
+    let (records, notes) = compare(&launches, &input).unwrap();
+    assert!(notes.is_empty(), "{notes:?}");
+    assert_eq!(records.len(), 1);
+    let r = &records[0];
+    assert_eq!(r.registers, 40);
+    assert_eq!(r.registers_from, "ncu Registers Per Thread");
+    assert_eq!(shared_config(&records), Some(32770.0));
+    assert_eq!(r.estimate, est);
+    for (i, e) in r.errors.iter().enumerate() {
+        // The estimate is 1/1.25 of the measurement at every level: -20 %.
+        let e = e.unwrap_or_else(|| panic!("level {i} not measured"));
+        assert!((e + 0.2).abs() < 1e-9, "level {:?}: {e}", Level::ALL[i]);
+    }
+    let s = summarize(&records);
+    assert_eq!(s.len(), 6);
+    assert!(s.iter().all(|e| e.within_tolerance == 0.0 && e.count == 1));
+    let notes = flush_notes(&records, Some(4 * 60_000_000));
+    assert!(notes[0].contains("240.0"), "{notes:?}");
+    assert_eq!(notes.len(), 1);
+    // The eviction kernel that read too little is flagged.
+    assert_eq!(flush_notes(&records, Some(400_000_000)).len(), 2);
+}
+
+#[test]
+fn compare_without_twin_kernels_or_eviction() {
+    let k = star();
+    let d = Domain::new3(64, 32, 32);
+    let m = load_machine("h200").unwrap();
+    let fallback = |c: &LaunchConfig| (crate::model::estimate_registers(&k, c), "model".into());
+    let input = CompareInput {
+        kernel: &k,
+        domain: &d,
+        machine: &m,
+        fallback_registers: &fallback,
+    };
+    let other = "\"ID\",\"Kernel Name\",\"Metric Name\",\"Metric Unit\",\"Metric Value\"\n\"0\",\"other\",\"dram__bytes_read.sum\",\"byte\",\"5\"\n";
+    let l = ncu::parse_csv(other).unwrap();
+    assert!(matches!(
+        compare(&l, &input),
+        Err(CountersError::NoTwinKernels)
+    ));
+    let c = LaunchConfig::new([64, 2, 1], [1, 1, 1]);
+    let lone = format!(
+        "\"ID\",\"Kernel Name\",\"Metric Name\",\"Metric Unit\",\"Metric Value\"\n\"0\",\"{}\",\"dram__bytes_write.sum\",\"Kbyte\",\"5\"\n",
+        entry_name(&c)
+    );
+    let (r, notes) = compare(&ncu::parse_csv(&lone).unwrap(), &input).unwrap();
+    assert_eq!(r[0].registers_from, "model");
+    assert_eq!(r[0].measured.dram_store, Some(5e3 / d.points() as f64));
+    assert_eq!(r[0].measured.dram_load, None);
+    assert!(notes[0].contains("no eviction kernel"));
+}
+
+#[test]
+fn report_pages_show_every_level_and_configuration() {
+    let k = star();
+    let d = Domain::new3(64, 32, 32);
+    let m = load_machine("h200").unwrap();
+    let mut records = Vec::new();
+    for (c, scale) in [
+        (LaunchConfig::new([32, 4, 2], [1, 1, 2]), 1.05),
+        (LaunchConfig::new([64, 2, 1], [1, 1, 1]), 0.5),
+    ] {
+        let (csv, _) = synthetic_csv(&k, &d, &m, &c, scale);
+        let fallback = |_: &LaunchConfig| (32, "x".to_string());
+        let input = CompareInput {
+            kernel: &k,
+            domain: &d,
+            machine: &m,
+            fallback_registers: &fallback,
+        };
+        records.extend(compare(&ncu::parse_csv(&csv).unwrap(), &input).unwrap().0);
+    }
+    let summary = summarize(&records);
+    assert!(summary
+        .iter()
+        .all(|s| (s.within_tolerance - 0.5).abs() < 1e-12));
+    assert_eq!(summary[0].worst, Some(records[1].config));
+    let sweep = CountersSweep {
+        format: COUNTERS_FORMAT.into(),
+        version: COUNTERS_VERSION,
+        kernel: k.name.clone(),
+        dtype: k.dtype(),
+        domain: d,
+        updates: d.points(),
+        minimal: footprint::minimal_volumes(&k),
+        machine: m.name.clone(),
+        device: None,
+        ncu_version: Some("ncu 2025.3".into()),
+        wavefront_metrics: vec![ncu::WAVEFRONT_CANDIDATES[0][0].into()],
+        ncu_command: Some("ncu <x>".into()),
+        command: "stencilscope counters".into(),
+        commit: None,
+        date: format_utc(0),
+        flush_bytes: None,
+        carveout: None,
+        shared_config_bytes: None,
+        records,
+        summary,
+        notes: vec!["a <note>".into()],
+    };
+    let html = crate::report::counters_html(&sweep);
+    assert!(html.starts_with("<!DOCTYPE html>"));
+    // One scatter per level, two points each; the tables escape what they show.
+    assert_eq!(html.matches("<circle").count(), 12);
+    assert!(html.contains("ncu &lt;x&gt;") && html.contains("a &lt;note&gt;"));
+    assert!(html.contains("block 64x2x1 fold 1x1x1"));
+    assert!(html.contains("+5.0%") || html.contains("-4.8%"));
+    let table = crate::report::counters_table(&sweep);
+    assert_eq!(table.lines().filter(|l| l.starts_with("block")).count(), 2);
+    // The JSON round-trips.
+    let json = serde_json::to_string(&sweep).unwrap();
+    let back: CountersSweep = serde_json::from_str(&json).unwrap();
+    assert_eq!(back, sweep);
+}
+
+#[test]
+fn configuration_lists_and_selection() {
+    let p = std::path::Path::new("list.txt");
+    let text = "# chosen\n32,4,2 1,1,2\nblock 64x4x1 fold 1x1x4\n128,1\n";
+    let l = parse_config_list(text, p).unwrap();
+    assert_eq!(
+        l,
+        vec![
+            LaunchConfig::new([32, 4, 2], [1, 1, 2]),
+            LaunchConfig::new([64, 4, 1], [1, 1, 4]),
+            LaunchConfig::new([128, 1, 1], [1, 1, 1]),
+        ]
+    );
+    let json = serde_json::to_string(&l).unwrap();
+    assert_eq!(parse_config_list(&json, p).unwrap(), l);
+    assert!(parse_config_list("32,4,x\n", p).is_err());
+    assert!(parse_config_list("1 2 3\n", p).is_err());
+    assert!(parse_config_list("# nothing\n", p).is_err());
+    assert!(parse_config_list("[{\"block\": 1}]", p).is_err());
+    assert!("top:0".parse::<ConfigSpec>().is_err());
+    assert_eq!("sample:7".parse::<ConfigSpec>(), Ok(ConfigSpec::Sample(7)));
+
+    let k = star();
+    let d = Domain::new3(64, 64, 64);
+    let m = load_machine("h200").unwrap();
+    let a = select_configs(&[ConfigSpec::Sample(12)], &k, &d, &m, 3).unwrap();
+    let b = select_configs(&[ConfigSpec::Sample(12)], &k, &d, &m, 3).unwrap();
+    let c = select_configs(&[ConfigSpec::Sample(12)], &k, &d, &m, 4).unwrap();
+    assert_eq!(a.len(), 12);
+    assert_eq!(a, b);
+    assert_ne!(a, c);
+    // Union without duplicates.
+    let both = select_configs(
+        &[ConfigSpec::Sample(12), ConfigSpec::Sample(12)],
+        &k,
+        &d,
+        &m,
+        3,
+    )
+    .unwrap();
+    assert_eq!(both, a);
+}
+
+/// ncu 2025.3.1's CSV of a real sweep on an H200 (star3d_r4 f64, 256³; the first 13 launches).
+const REAL_CSV: &str = include_str!("../../tests/fixtures/ncu-star3d_r4-f64-h200.csv");
+
+#[test]
+fn real_ncu_csv_parses_to_base_units() {
+    let l = ncu::parse_csv(REAL_CSV).unwrap();
+    assert_eq!(l.len(), 13);
+    assert_eq!(l[0].kernel, FLUSH_KERNEL);
+    // "248,185,344" bytes with grouped digits; durations in ns.
+    assert_eq!(l[0].metrics[ncu::DRAM_READ], 248_185_344.0);
+    assert_eq!(l[0].units[ncu::DRAM_READ], "byte");
+    assert!(l[0].metrics[ncu::DURATION] < 1e-3);
+    assert_eq!(l[0].units[ncu::DURATION], "second");
+    let k = &l[1];
+    assert_eq!(
+        parse_entry_name(&k.kernel),
+        Some(LaunchConfig::new([1, 1, 64], [4, 2, 4]))
+    );
+    for m in [
+        ncu::DRAM_READ,
+        ncu::DRAM_WRITE,
+        ncu::L2_READ_SECTORS,
+        ncu::L2_WRITE_SECTORS,
+        ncu::L1_LOAD_SECTORS,
+    ] {
+        assert!(k.metrics[m] > 0.0, "{m}");
+    }
+    // Stores reach L2 as whole sectors per warp instruction, as the estimator counts them: 8 B/LUP
+    // for a warp along x, 32 B/LUP when each lane writes its own sector (blocks 1 wide in x).
+    let d = Domain::new3(256, 256, 256);
+    let m = load_machine("h200").unwrap();
+    let n = d.points() as f64;
+    let k = star();
+    for s in l.iter().filter(|s| s.kernel != FLUSH_KERNEL) {
+        let c = parse_entry_name(&s.kernel).unwrap();
+        let est = footprint::estimate(&k, &c, &d, &CacheParams::from_machine(&m, 1)).unwrap();
+        let l2_store = s.metrics[ncu::L2_WRITE_SECTORS] * 32.0 / n;
+        assert!(
+            (l2_store / est.l2_store - 1.0).abs() < 0.01,
+            "{}: {l2_store} vs {}",
+            s.kernel,
+            est.l2_store
+        );
+    }
+    assert_eq!(
+        ncu::MetricSet::wavefronts_in(&l[1].metrics),
+        vec!["l1tex__data_pipe_lsu_wavefronts.sum"]
+    );
+}

@@ -1,0 +1,270 @@
+//! The `counters` command as a user calls it: without ncu, with a stand-in ncu that replays saved
+//! output (the orchestration: arguments, files, report), and on ncu CSV saved from a real run.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn bin() -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_stencilscope"));
+    c.current_dir(env!("CARGO_MANIFEST_DIR"));
+    c
+}
+
+fn out(c: &mut Command) -> (bool, String, String) {
+    let o = c.output().unwrap();
+    (
+        o.status.success(),
+        String::from_utf8_lossy(&o.stdout).into_owned(),
+        String::from_utf8_lossy(&o.stderr).into_owned(),
+    )
+}
+
+fn fixture(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures")
+        .join(name)
+}
+
+#[test]
+fn missing_ncu_is_an_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let (ok, _, stderr) = out(bin().args([
+        "counters",
+        "stencils/star3d_r4.toml",
+        "--machine",
+        "h200",
+        "--domain",
+        "64,64,64",
+        "--configs",
+        "sample:2",
+        "--ncu",
+        "/nonexistent/bin/ncu",
+        "--out",
+        &dir.path().display().to_string(),
+    ]));
+    assert!(!ok);
+    assert!(
+        stderr.contains("Nsight Compute (ncu) is not installed or not found"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("/nonexistent/bin/ncu"), "{stderr}");
+    // Without --ncu: an empty PATH and no $NCU find nothing (unless a toolkit sits in the
+    // default places, as on a GPU machine).
+    if !Path::new("/usr/local/cuda/bin/ncu").exists()
+        && !Path::new("/opt/nvidia/nsight-compute/ncu").exists()
+    {
+        let (ok, _, stderr) = out(bin().env("PATH", dir.path()).env_remove("NCU").args([
+            "counters",
+            "stencils/star3d_r4.toml",
+            "--machine",
+            "h200",
+            "--domain",
+            "64,64,64",
+            "--out",
+            &dir.path().display().to_string(),
+        ]));
+        assert!(!ok);
+        assert!(stderr.contains("ncu on PATH"), "{stderr}");
+    }
+}
+
+/// A stand-in for ncu: answers `--version` and `--query-metrics`, records the profiling
+/// command, writes the twin's info file and an empty report where the real ones would be, and
+/// prints `$FAKE_CSV` on `--import`.
+#[cfg(unix)]
+fn fake_ncu(dir: &Path) -> PathBuf {
+    use std::os::unix::fs::PermissionsExt;
+    let script = r#"#!/bin/sh
+case "$1" in
+  --version) echo "NVIDIA (R) Nsight Compute Command Line Profiler"; echo "Version 0.0 (stand-in)"; exit 0;;
+  --query-metrics) printf 'Device GH100\n%s\n' dram__bytes_read dram__bytes_write lts__t_sectors_srcunit_tex_op_read \
+      lts__t_sectors_srcunit_tex_op_write l1tex__t_sectors_pipe_lsu_mem_global_op_ld \
+      l1tex__data_pipe_lsu_wavefronts_mem_lg gpu__time_duration; exit 0;;
+  --import) cat "$FAKE_CSV"; exit 0;;
+esac
+echo "$@" > "$FAKE_LOG"
+export_to=""; prev=""; last=""
+for a in "$@"; do
+  [ "$prev" = "--export" ] && export_to="$a"
+  prev="$a"; last="$a"
+done
+: > "$export_to.ncu-rep"
+cp "$FAKE_TWIN" "$(dirname "$last")/twin.json"
+echo "==PROF== Disconnected"
+"#;
+    let p = dir.join("ncu");
+    std::fs::write(&p, script).unwrap();
+    std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap();
+    p
+}
+
+#[cfg(unix)]
+#[test]
+fn stand_in_ncu_drives_the_whole_sweep() {
+    let dir = tempfile::tempdir().unwrap();
+    let ncu = fake_ncu(dir.path());
+    let configs = dir.path().join("configs.txt");
+    std::fs::write(&configs, "32,4,2 1,1,2\n64,4,1 1,1,4\n").unwrap();
+    let twin = dir.path().join("twin.json");
+    std::fs::write(
+        &twin,
+        r#"{"device":{"name":"Stand-in GPU","compute_capability":"9.0","driver_api":"13.0","sms":132,"l2_bytes":52428800},"flush_bytes":209715200,"kernels":[["ssk_32x4x2_1x1x2",40],["ssk_64x4x1_1x1x4",56]]}"#,
+    )
+    .unwrap();
+    // Counters for both configurations (no registers reported, so the twin's are used).
+    let mut csv =
+        String::from("\"ID\",\"Kernel Name\",\"Metric Name\",\"Metric Unit\",\"Metric Value\"\n");
+    let n = 64.0 * 64.0 * 64.0;
+    for (id, name) in [(1, "ssk_32x4x2_1x1x2"), (3, "ssk_64x4x1_1x1x4")] {
+        for (m, unit, v) in [
+            ("dram__bytes_read.sum", "byte", 8.4 * n),
+            ("dram__bytes_write.sum", "byte", 4.0 * n),
+            (
+                "lts__t_sectors_srcunit_tex_op_read.sum",
+                "sector",
+                40.0 * n / 32.0,
+            ),
+            (
+                "lts__t_sectors_srcunit_tex_op_write.sum",
+                "sector",
+                8.0 * n / 32.0,
+            ),
+            (
+                "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum",
+                "sector",
+                206.0 * n / 32.0,
+            ),
+            ("l1tex__data_pipe_lsu_wavefronts_mem_lg.sum", "", 2.4 * n),
+        ] {
+            csv.push_str(&format!("\"{id}\",\"{name}\",\"{m}\",\"{unit}\",\"{v}\"\n"));
+        }
+        csv.push_str(&format!(
+            "\"{}\",\"ssflush\",\"dram__bytes_write.sum\",\"byte\",\"{}\"\n",
+            id + 1,
+            4.0 * n
+        ));
+    }
+    let csv_path = dir.path().join("in.csv");
+    std::fs::write(&csv_path, csv).unwrap();
+    let log = dir.path().join("args.txt");
+    let report = dir.path().join("report");
+    let (ok, stdout, stderr) = out(bin()
+        .env("FAKE_CSV", &csv_path)
+        .env("FAKE_TWIN", &twin)
+        .env("FAKE_LOG", &log)
+        .args([
+            "counters",
+            "stencils/star3d_r4.toml",
+            "--machine",
+            "h200",
+            "--domain",
+            "64,64,64",
+            "--configs",
+            &configs.display().to_string(),
+            "--ncu",
+            &ncu.display().to_string(),
+            "--out",
+            &report.display().to_string(),
+            "--name",
+            "t",
+            "--commit",
+            "abc123",
+            "--ncu-section",
+            "LaunchStats",
+            "--carveout",
+            "100",
+        ]));
+    assert!(ok, "{stdout}\n{stderr}");
+    // ncu was asked for the documented mode and the required metrics, and ran the twin.
+    let args = std::fs::read_to_string(&log).unwrap();
+    for want in [
+        "--replay-mode application",
+        "--cache-control none",
+        "--clock-control none",
+        "dram__bytes_read.sum",
+        "dram__bytes_write.sum",
+        "lts__t_sectors_srcunit_tex_op_read.sum",
+        "lts__t_sectors_srcunit_tex_op_write.sum",
+        "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum",
+        "l1tex__data_pipe_lsu_wavefronts_mem_lg.sum",
+        "counters-twin",
+        "--section LaunchStats",
+    ] {
+        assert!(args.contains(want), "{want} missing from: {args}");
+    }
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(report.join("t.json")).unwrap()).unwrap();
+    assert_eq!(json["format"], "stencilscope-counters");
+    assert_eq!(json["commit"], "abc123");
+    assert_eq!(json["carveout"], 100);
+    assert_eq!(json["device"]["name"], "Stand-in GPU");
+    let records = json["records"].as_array().unwrap();
+    assert_eq!(records.len(), 2);
+    // Registers from the twin; DRAM store = writes in the kernel plus the write-backs after it.
+    assert_eq!(records[0]["registers"], 40);
+    assert_eq!(records[1]["registers"], 56);
+    let store = records[0]["measured"]["dram_store"].as_f64().unwrap();
+    assert!((store - 8.0).abs() < 1e-9, "{store}");
+    assert!(report.join("t.html").exists());
+    assert!(report.join("raw/t.csv").exists());
+    assert!(report.join("raw/t-twin.json").exists());
+    assert!(report.join("raw/t-query-metrics.txt").exists());
+    assert!(stdout.contains("DRAM store"), "{stdout}");
+    // Metrics the device does not offer are not asked for, and the report says so.
+    assert!(!args.contains("launch__registers_per_thread"), "{args}");
+    assert!(json["notes"]
+        .to_string()
+        .contains("launch__registers_per_thread"));
+}
+
+#[test]
+fn saved_csv_of_a_real_run_is_analysed_again() {
+    let csv = fixture("ncu-star3d_r4-f64-h200.csv");
+    let twin = fixture("ncu-star3d_r4-f64-h200-twin.json");
+    let dir = tempfile::tempdir().unwrap();
+    let (ok, stdout, stderr) = out(bin().args([
+        "counters",
+        "stencils/star3d_r4.toml",
+        "--dtype",
+        "f64",
+        "--machine",
+        "h200",
+        "--domain",
+        "256,256,256",
+        "--from-csv",
+        &csv.display().to_string(),
+        "--twin-info",
+        &twin.display().to_string(),
+        "--out",
+        &dir.path().display().to_string(),
+        "--name",
+        "again",
+    ]));
+    assert!(ok, "{stdout}\n{stderr}");
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.path().join("again.json")).unwrap())
+            .unwrap();
+    let records = json["records"].as_array().unwrap();
+    assert!(records.len() >= 2);
+    for r in records {
+        // Every level measured, from counters ncu reported in its own units.
+        for level in [
+            "l1_load_requests",
+            "l1_wavefronts",
+            "l2_load",
+            "l2_store",
+            "dram_load",
+            "dram_store",
+        ] {
+            let v = r["measured"][level].as_f64();
+            assert!(v.is_some_and(|v| v > 0.0), "{level} of {}", r["entry"]);
+        }
+        // A 25-point f64 stencil loads at least its 8 bytes per update from DRAM and stores 8.
+        let load = r["measured"]["dram_load"].as_f64().unwrap();
+        let store = r["measured"]["dram_store"].as_f64().unwrap();
+        assert!((7.5..20.0).contains(&load), "{load}");
+        assert!((7.5..11.0).contains(&store), "{store}");
+        // This run's ncu reported no registers: the twin's compiled figure is used.
+        assert_eq!(r["registers_from"], "CU_FUNC_ATTRIBUTE_NUM_REGS");
+    }
+}
