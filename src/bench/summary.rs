@@ -52,8 +52,11 @@ pub struct SweepPlan {
     pub space: SpaceSpec,
     /// Registers per thread given to the model (`None`: estimated).
     pub registers: Option<usize>,
-    /// Untimed launches per configuration.
+    /// Untimed launches per configuration (at least).
     pub warmup: usize,
+    /// Milliseconds of busy warm-up per configuration (at least; 0 in sweeps made before it).
+    #[serde(default)]
+    pub warmup_ms: u32,
     /// Timed launches per configuration.
     pub reps: usize,
     /// Seed of the random inputs.

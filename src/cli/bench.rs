@@ -109,9 +109,12 @@ struct SweepArgs {
     /// Timed launches per configuration (at least 10).
     #[arg(long, default_value_t = 10)]
     reps: usize,
-    /// Untimed warm-up launches per configuration.
+    /// Untimed warm-up launches per configuration (at least).
     #[arg(long, default_value_t = 3)]
     warmup: usize,
+    /// Milliseconds the warm-up keeps the device busy (at least): drivers clock down idle GPUs.
+    #[arg(long, default_value_t = 100)]
+    warmup_ms: u32,
     /// What verification compares.
     #[arg(long, value_enum, default_value = "auto")]
     verify: VerifyArg,
@@ -395,6 +398,7 @@ fn sweep(a: &SweepArgs, out: &mut impl Write) -> Result<(), CliError> {
         space,
         registers: a.registers,
         warmup: a.warmup,
+        warmup_ms: a.warmup_ms,
         reps: a.reps,
         seed: a.seed,
         verify: scope,
@@ -458,6 +462,7 @@ fn sweep(a: &SweepArgs, out: &mut impl Write) -> Result<(), CliError> {
         let options = MeasureOptions {
             timing: Some(Timing {
                 warmup: a.warmup,
+                warmup_ms: a.warmup_ms,
                 reps: a.reps,
             }),
             verify: true,

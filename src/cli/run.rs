@@ -66,9 +66,12 @@ pub struct RunArgs {
     /// Timed launches per configuration (at least 10).
     #[arg(long, default_value_t = 10)]
     reps: usize,
-    /// Untimed warm-up launches per configuration.
+    /// Untimed warm-up launches per configuration (at least).
     #[arg(long, default_value_t = 3)]
     warmup: usize,
+    /// Milliseconds the warm-up keeps the device busy (at least): drivers clock down idle GPUs.
+    #[arg(long, default_value_t = 100)]
+    warmup_ms: u32,
     /// Seed of the random inputs.
     #[arg(long, default_value_t = 1)]
     seed: u64,
@@ -96,6 +99,7 @@ struct RunJson<'a> {
     min_bytes_per_lup: usize,
     flops_per_lup: usize,
     warmup: usize,
+    warmup_ms: u32,
     reps: usize,
     seed: u64,
     /// The LBM variant, for LBM files.
@@ -187,6 +191,7 @@ pub fn run(a: &RunArgs, out: &mut impl Write) -> Result<(), CliError> {
     let options = MeasureOptions {
         timing: Some(Timing {
             warmup: a.warmup,
+            warmup_ms: a.warmup_ms,
             reps: a.reps,
         }),
         verify: !a.no_verify,
@@ -244,6 +249,7 @@ pub fn run(a: &RunArgs, out: &mut impl Write) -> Result<(), CliError> {
             min_bytes_per_lup: kernel.min_bytes_per_lup(),
             flops_per_lup: kernel.flops().total(),
             warmup: a.warmup,
+            warmup_ms: a.warmup_ms,
             reps: a.reps,
             seed: a.seed,
             lbm: lbm.as_ref(),

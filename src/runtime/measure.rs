@@ -8,10 +8,15 @@
 //!    from them with device-side copies (or, where the device has no room for the copies, by
 //!    uploading again), so every configuration starts from the same state without a trip over
 //!    the host bus.
-//! 2. Timing: from the random state, `warmup` launches run untimed, then `reps` launches
-//!    are timed with the device's timers. Launches alternate source and destination buffers
-//!    (the i-th input field swaps with the i-th output field of the same size), as a time loop
-//!    would. The median is reported, with minimum and maximum.
+//! 2. Timing: from the random state, untimed launches keep the device busy for at least
+//!    `warmup` launches and `warmup_ms` milliseconds, then batches of `reps` launches are timed
+//!    with the device's timers until two consecutive batch medians agree within 2% (at most
+//!    [`MAX_TIMED_BATCHES`]); the last batch is reported (median, minimum, maximum). The busy
+//!    warm-up and the steady-state test exist because drivers clock down an idle GPU: under
+//!    NVIDIA's Vulkan driver an H200 fell from 1980 to 345 MHz (SM clock) within a second of the
+//!    bench's mostly idle rhythm and stayed there, making kernels 4–8× slower, while its CUDA and
+//!    OpenCL contexts held the clock. Launches alternate source and destination buffers (the
+//!    i-th input field swaps with the i-th output field of the same size), as a time loop would.
 //! 3. Verification: inputs hold the random state and outputs are poisoned with NaN; one launch
 //!    runs and the written fields are compared with the CPU reference: elements the reference
 //!    leaves poisoned must still be NaN, every other one must satisfy
@@ -38,11 +43,20 @@ use serde::{Deserialize, Serialize};
 /// How many launches to time.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 pub struct Timing {
-    /// Untimed launches before the timed ones.
+    /// Untimed launches before the timed ones (at least).
     pub warmup: usize,
-    /// Timed launches.
+    /// Milliseconds the untimed launches keep the device busy (at least), so that a driver
+    /// that lowered the clocks of an idle GPU raises them again before timing.
+    pub warmup_ms: u32,
+    /// Timed launches per batch.
     pub reps: usize,
 }
+
+/// Timed batches per configuration at most, while consecutive medians still differ by > 2%.
+pub const MAX_TIMED_BATCHES: usize = 8;
+
+/// Relative difference of consecutive batch medians below which timing is steady.
+const STEADY: f64 = 0.02;
 
 /// What `measure` does per configuration.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -60,6 +74,7 @@ impl Default for MeasureOptions {
         MeasureOptions {
             timing: Some(Timing {
                 warmup: 3,
+                warmup_ms: 100,
                 reps: 10,
             }),
             verify: true,
@@ -536,13 +551,35 @@ impl<'a, T: Real + bytemuck::Pod> Session<'a, T> {
         let min_bytes = self.kernel.min_bytes_per_lup() as f64;
         if let Some(t) = self.options.timing {
             self.restore(State::Random)?;
-            let warm: Vec<Vec<BufferId>> =
-                (0..t.warmup).map(|i| self.sets[i % 2].clone()).collect();
-            self.backend.launch(program, &warm, false)?;
-            let timed: Vec<Vec<BufferId>> = (0..t.reps)
-                .map(|i| self.sets[(t.warmup + i) % 2].clone())
-                .collect();
-            r.times = self.backend.launch(program, &timed, true)?;
+            // Busy warm-up: chunks of launches, doubling, until both minima are reached.
+            let start = std::time::Instant::now();
+            let busy = std::time::Duration::from_millis(u64::from(t.warmup_ms));
+            let mut launched = 0;
+            let mut chunk = t.warmup.max(1);
+            while launched < t.warmup || start.elapsed() < busy {
+                let warm: Vec<Vec<BufferId>> = (launched..launched + chunk)
+                    .map(|i| self.sets[i % 2].clone())
+                    .collect();
+                self.backend.launch(program, &warm, false)?;
+                launched += chunk;
+                chunk = (2 * chunk).min(256);
+            }
+            let mut previous: Option<f64> = None;
+            for _ in 0..MAX_TIMED_BATCHES {
+                let timed: Vec<Vec<BufferId>> = (launched..launched + t.reps)
+                    .map(|i| self.sets[i % 2].clone())
+                    .collect();
+                launched += t.reps;
+                r.times = self.backend.launch(program, &timed, true)?;
+                if r.times.is_empty() {
+                    break;
+                }
+                let m = median(&r.times);
+                if previous.is_some_and(|p| (m - p).abs() <= STEADY * m) {
+                    break;
+                }
+                previous = Some(m);
+            }
             if !r.times.is_empty() {
                 let m = median(&r.times);
                 r.median_s = Some(m);

@@ -135,6 +135,7 @@ pub fn timing_and_copy(kind: BackendKind, test: &str) {
     };
     let t = Some(Timing {
         warmup: 2,
+        warmup_ms: 0,
         reps: 10,
     });
     let k = stencilscope::runtime::measure::copy_kernel(3, Dtype::F32);
