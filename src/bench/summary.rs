@@ -5,8 +5,8 @@ use super::cache::{Key, Record};
 use super::metrics::{geomean_rel_error, kendall_tau_b, pct_of_oracle, spearman};
 use super::plan::{Candidate, Selection, SpaceSpec};
 use crate::config::LaunchConfig;
-use crate::ir::{Domain, Dtype};
 use crate::footprint::DataVolumes;
+use crate::ir::{Domain, Dtype};
 use crate::model::{LevelTimes, Limiter, Prediction};
 use crate::runtime::measure::{Status, VerifyScope};
 use crate::runtime::BackendKind;
@@ -501,6 +501,7 @@ mod tests {
             space: SpaceSpec::default(),
             registers: None,
             warmup: 3,
+            warmup_ms: 0,
             reps: 10,
             seed: 1,
             verify: VerifyScope::Full,
