@@ -17,12 +17,12 @@
 //! domain = [256, 256, 256]     # optional default domain, one size per dimension
 //! ```
 
-use super::error::{Location, SemanticError, SpecError};
-use super::line_col;
-use crate::ir::{Domain, Dtype, Layout};
+use super::error::{SemanticError, SpecError};
+use super::toml_text::{read_text, TomlText};
+use crate::ir::{Domain, Layout};
 use crate::lbm::{Collision, LatticeKind, LbmError, LbmSpec, Streaming, DEFAULT_MAGIC};
 use serde::Deserialize;
-use std::ops::Range;
+use std::ops::{Deref, Range};
 use std::path::Path;
 use toml::Spanned;
 
@@ -62,82 +62,32 @@ struct LbmFile {
 
 /// Reads and validates an LBM file.
 pub fn load_lbm(path: &Path) -> Result<LbmDefinition, SpecError> {
-    let file = path.display().to_string();
-    let text = std::fs::read_to_string(path).map_err(|source| SpecError::Io {
-        file: file.clone(),
-        source,
-    })?;
+    let (text, file) = read_text(path)?;
     parse_lbm(&text, &file)
 }
 
 /// Parses and validates the text of an LBM file; `file` is only used in messages.
 pub fn parse_lbm(text: &str, file: &str) -> Result<LbmDefinition, SpecError> {
-    Reader { text, file }.read()
+    Reader(TomlText { text, file }).read()
 }
 
-struct Reader<'a> {
-    text: &'a str,
-    file: &'a str,
+struct Reader<'a>(TomlText<'a>);
+
+impl<'a> Deref for Reader<'a> {
+    type Target = TomlText<'a>;
+    fn deref(&self) -> &TomlText<'a> {
+        &self.0
+    }
 }
 
 impl Reader<'_> {
-    fn loc(&self, offset: usize) -> Location {
-        let (line, col) = line_col(self.text, offset);
-        Location {
-            file: self.file.to_string(),
-            line,
-            col,
-        }
-    }
-
-    fn invalid(&self, span: Range<usize>, kind: SemanticError) -> SpecError {
-        SpecError::Invalid {
-            loc: self.loc(span.start),
-            kind,
-        }
-    }
-
     fn lbm(&self, span: Range<usize>, e: LbmError) -> SpecError {
         self.invalid(span, SemanticError::Lbm(e))
     }
 
-    fn number(&self, key: &str, v: &Spanned<toml::Value>) -> Result<f64, SpecError> {
-        let x = match v.get_ref() {
-            toml::Value::Float(f) => *f,
-            toml::Value::Integer(i) => *i as f64,
-            other => {
-                return Err(SpecError::Syntax {
-                    loc: self.loc(v.span().start),
-                    message: format!("expected a number for `{key}`, found {}", other.type_str()),
-                })
-            }
-        };
-        if !x.is_finite() {
-            return Err(self.invalid(
-                v.span(),
-                SemanticError::NonFiniteParam {
-                    name: key.to_string(),
-                    value: x,
-                },
-            ));
-        }
-        Ok(x)
-    }
-
     fn read(&self) -> Result<LbmDefinition, SpecError> {
-        let f: LbmFile = toml::from_str(self.text).map_err(|e| SpecError::Syntax {
-            loc: self.loc(e.span().map(|s| s.start).unwrap_or(0)),
-            message: e.message().trim().replace('\n', "; "),
-        })?;
-        let name = f.name.get_ref();
-        let ident = name
-            .chars()
-            .next()
-            .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
-            && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
-        if !ident {
-            return Err(self.invalid(f.name.span(), SemanticError::BadName(name.clone())));
-        }
+        let f: LbmFile = self.deserialize()?;
+        let name = &self.ident(&f.name)?;
         let lattice = LatticeKind::parse(f.lattice.get_ref()).ok_or_else(|| {
             self.lbm(
                 f.lattice.span(),
@@ -188,26 +138,9 @@ impl Reader<'_> {
         };
         let layout = match &f.layout {
             None => Layout::Fzyx,
-            Some(l) => Layout::parse(l.get_ref()).ok_or_else(|| {
-                self.invalid(
-                    l.span(),
-                    SemanticError::UnknownLayout {
-                        found: l.get_ref().clone(),
-                    },
-                )
-            })?,
+            Some(l) => self.layout(l)?,
         };
-        let dtype = match &f.dtype {
-            None => Dtype::F64,
-            Some(d) => Dtype::parse(d.get_ref()).ok_or_else(|| {
-                self.invalid(
-                    d.span(),
-                    SemanticError::UnknownDtype {
-                        found: d.get_ref().clone(),
-                    },
-                )
-            })?,
-        };
+        let dtype = self.dtype(f.dtype.as_ref())?;
         let mut force = [0.0; 3];
         if let Some(fv) = &f.force {
             if fv.get_ref().len() != dims {
@@ -302,6 +235,7 @@ impl Reader<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::ir::Dtype;
 
     const GOOD: &str = r#"name = "d3q19_trt_aa"
 lattice = "D3Q19"

@@ -8,6 +8,7 @@ mod machine_file;
 mod parser;
 mod shapes;
 mod stencil;
+mod toml_text;
 
 pub use definition::{load_definition, load_definition_step, parse_definition, Definition};
 pub use error::{Location, SemanticError, SpecError};

@@ -1,14 +1,14 @@
 //! Stencil definition files: a `[shape]` shorthand or a free-form `update`.
 
-use super::error::{Location, SemanticError, SpecError};
-use super::line_col;
+use super::error::{SemanticError, SpecError};
 use super::parser::{parse_update, ParseError};
 use super::shapes::{shape_kernel, Shape, ShapeKind};
+use super::toml_text::{read_text, TomlText};
 use crate::ir::{Domain, Dtype, Field, FieldRole, IrError, Kernel, Layout, Param};
 use serde::Deserialize;
 use std::cell::OnceCell;
 use std::collections::BTreeMap;
-use std::ops::Range;
+use std::ops::Deref;
 use std::path::Path;
 use toml::Spanned;
 
@@ -63,48 +63,33 @@ struct FieldSpec {
 
 /// Reads and validates a stencil file.
 pub fn load_stencil(path: &Path) -> Result<StencilDefinition, SpecError> {
-    let file = path.display().to_string();
-    let text = std::fs::read_to_string(path).map_err(|source| SpecError::Io {
-        file: file.clone(),
-        source,
-    })?;
+    let (text, file) = read_text(path)?;
     parse_stencil(&text, &file)
 }
 
 /// Parses and validates the text of a stencil file; `file` is only used in messages.
 pub fn parse_stencil(text: &str, file: &str) -> Result<StencilDefinition, SpecError> {
     Reader {
-        text,
-        file,
+        toml: TomlText { text, file },
         stmt_starts: OnceCell::new(),
     }
     .read()
 }
 
 struct Reader<'a> {
-    text: &'a str,
-    file: &'a str,
+    toml: TomlText<'a>,
     /// File offsets of the update's statements, once parsed.
     stmt_starts: OnceCell<Vec<usize>>,
 }
 
+impl<'a> Deref for Reader<'a> {
+    type Target = TomlText<'a>;
+    fn deref(&self) -> &TomlText<'a> {
+        &self.toml
+    }
+}
+
 impl Reader<'_> {
-    fn loc(&self, offset: usize) -> Location {
-        let (line, col) = line_col(self.text, offset);
-        Location {
-            file: self.file.to_string(),
-            line,
-            col,
-        }
-    }
-
-    fn invalid(&self, span: Range<usize>, kind: SemanticError) -> SpecError {
-        SpecError::Invalid {
-            loc: self.loc(span.start),
-            kind,
-        }
-    }
-
     fn int(
         &self,
         v: &Spanned<i64>,
@@ -127,64 +112,15 @@ impl Reader<'_> {
         Ok(x as usize)
     }
 
-    fn number(&self, name: &str, v: &Spanned<toml::Value>) -> Result<f64, SpecError> {
-        let x = match v.get_ref() {
-            toml::Value::Float(f) => *f,
-            toml::Value::Integer(i) => *i as f64,
-            other => {
-                return Err(SpecError::Syntax {
-                    loc: self.loc(v.span().start),
-                    message: format!("expected a number for `{name}`, found {}", other.type_str()),
-                })
-            }
-        };
-        if !x.is_finite() {
-            return Err(self.invalid(
-                v.span(),
-                SemanticError::NonFiniteParam {
-                    name: name.to_string(),
-                    value: x,
-                },
-            ));
-        }
-        Ok(x)
-    }
-
-    fn ident(&self, v: &Spanned<String>) -> Result<String, SpecError> {
-        let s = v.get_ref();
-        let ok = s
-            .chars()
-            .next()
-            .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
-            && s.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
-        if !ok {
-            return Err(self.invalid(v.span(), SemanticError::BadName(s.clone())));
-        }
-        Ok(s.clone())
-    }
-
     fn read(&self) -> Result<StencilDefinition, SpecError> {
-        let f: StencilFile = toml::from_str(self.text).map_err(|e| SpecError::Syntax {
-            loc: self.loc(e.span().map(|s| s.start).unwrap_or(0)),
-            message: e.message().trim().replace('\n', "; "),
-        })?;
+        let f: StencilFile = self.deserialize()?;
         let name = self.ident(&f.name)?;
         let dims = *f.dims.get_ref();
         if dims != 2 && dims != 3 {
             return Err(self.invalid(f.dims.span(), SemanticError::BadDims { found: dims }));
         }
         let dims = dims as usize;
-        let dtype = match &f.dtype {
-            None => Dtype::F64,
-            Some(d) => Dtype::parse(d.get_ref()).ok_or_else(|| {
-                self.invalid(
-                    d.span(),
-                    SemanticError::UnknownDtype {
-                        found: d.get_ref().clone(),
-                    },
-                )
-            })?,
-        };
+        let dtype = self.dtype(f.dtype.as_ref())?;
         let layout = match &f.layout {
             None => Layout::Fzyx,
             Some(l) => self.layout(l)?,
@@ -243,17 +179,6 @@ impl Reader<'_> {
             kernel,
             domain,
             description: f.description.clone(),
-        })
-    }
-
-    fn layout(&self, l: &Spanned<String>) -> Result<Layout, SpecError> {
-        Layout::parse(l.get_ref()).ok_or_else(|| {
-            self.invalid(
-                l.span(),
-                SemanticError::UnknownLayout {
-                    found: l.get_ref().clone(),
-                },
-            )
         })
     }
 
