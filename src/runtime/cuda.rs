@@ -3,8 +3,8 @@
 //! Kernel times come from CUDA events recorded around each launch on one stream.
 
 use super::{
-    check_block, check_copy, check_limit, pair_mut, Backend, BackendKind, BufferId, DeviceInfo,
-    DeviceSelector, ProgramId, RuntimeError,
+    check_block, check_buffer_count, check_copy, check_limit, pair_mut, program_of, Backend,
+    BackendKind, BufferId, DeviceInfo, DeviceSelector, ProgramId, RuntimeError,
 };
 use crate::config::LaunchConfig;
 use crate::emit::{self, Options};
@@ -329,19 +329,10 @@ impl Backend for CudaBackend {
         launches: &[Vec<BufferId>],
         timed: bool,
     ) -> Result<Vec<f64>, RuntimeError> {
-        let p = self
-            .programs
-            .get(program.0)
-            .ok_or_else(|| RuntimeError::Usage(format!("no CUDA program #{}", program.0)))?;
+        let p = program_of(&self.programs, program, "CUDA")?;
         let mut events = Vec::new();
         for bufs in launches {
-            if bufs.len() != p.fields {
-                return Err(RuntimeError::Usage(format!(
-                    "kernel takes {} buffers, {} given",
-                    p.fields,
-                    bufs.len()
-                )));
-            }
+            check_buffer_count(p.fields, bufs.len())?;
             let slices = bufs
                 .iter()
                 .map(|b| self.buffer(*b))

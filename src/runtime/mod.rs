@@ -392,6 +392,27 @@ pub(crate) fn check_limit(
     }
 }
 
+/// Program `id` of a backend's list, or a usage error naming the backend.
+pub(crate) fn program_of<'a, P>(
+    programs: &'a [P],
+    id: ProgramId,
+    backend: &str,
+) -> Result<&'a P, RuntimeError> {
+    programs
+        .get(id.0)
+        .ok_or_else(|| RuntimeError::Usage(format!("no {backend} program #{}", id.0)))
+}
+
+/// Checks that a launch passes one buffer per field of the kernel.
+pub(crate) fn check_buffer_count(fields: usize, given: usize) -> Result<(), RuntimeError> {
+    if given != fields {
+        return Err(RuntimeError::Usage(format!(
+            "kernel takes {fields} buffers, {given} given"
+        )));
+    }
+    Ok(())
+}
+
 /// Checks the arguments of `Backend::copy_buffer`: distinct buffers, both large enough.
 pub(crate) fn check_copy(
     src: BufferId,

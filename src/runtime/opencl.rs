@@ -4,8 +4,8 @@
 //! to `_END`).
 
 use super::{
-    check_block, check_copy, check_limit, pair_mut, Backend, BackendKind, BufferId, DeviceInfo,
-    DeviceSelector, ProgramId, RuntimeError,
+    check_block, check_buffer_count, check_copy, check_limit, pair_mut, program_of, Backend,
+    BackendKind, BufferId, DeviceInfo, DeviceSelector, ProgramId, RuntimeError,
 };
 use crate::config::LaunchConfig;
 use crate::emit::{self, Options};
@@ -278,19 +278,10 @@ impl Backend for OpenClBackend {
         launches: &[Vec<BufferId>],
         timed: bool,
     ) -> Result<Vec<f64>, RuntimeError> {
-        let p = self
-            .programs
-            .get(program.0)
-            .ok_or_else(|| RuntimeError::Usage(format!("no OpenCL program #{}", program.0)))?;
+        let p = program_of(&self.programs, program, "OpenCL")?;
         let mut events = Vec::with_capacity(launches.len());
         for bufs in launches {
-            if bufs.len() != p.fields {
-                return Err(RuntimeError::Usage(format!(
-                    "kernel takes {} buffers, {} given",
-                    p.fields,
-                    bufs.len()
-                )));
-            }
+            check_buffer_count(p.fields, bufs.len())?;
             let mut exec = ExecuteKernel::new(&p.kernel);
             for b in bufs {
                 let buf = &self.buffer(*b)?.0;

@@ -14,8 +14,8 @@
 //! these options do not switch off; on adapters without it, unchecked modules skip naga's clamping.
 
 use super::{
-    check_block, check_copy, check_limit, Backend, BackendKind, BackendOptions, BufferId,
-    DeviceInfo, DeviceSelector, ProgramId, RuntimeError,
+    check_block, check_buffer_count, check_copy, check_limit, program_of, Backend, BackendKind,
+    BackendOptions, BufferId, DeviceInfo, DeviceSelector, ProgramId, RuntimeError,
 };
 use crate::config::LaunchConfig;
 use crate::emit::{self, Options};
@@ -439,12 +439,7 @@ impl Backend for WgpuBackend {
         launches: &[Vec<BufferId>],
         timed: bool,
     ) -> Result<Vec<f64>, RuntimeError> {
-        if program.0 >= self.programs.len() {
-            return Err(RuntimeError::Usage(format!(
-                "no wgpu program #{}",
-                program.0
-            )));
-        }
+        program_of(&self.programs, program, "wgpu")?;
         if timed
             && !self
                 .device
@@ -464,13 +459,7 @@ impl Backend for WgpuBackend {
             )));
         }
         for bufs in launches {
-            let fields = self.programs[program.0].fields;
-            if bufs.len() != fields {
-                return Err(RuntimeError::Usage(format!(
-                    "kernel takes {fields} buffers, {} given",
-                    bufs.len()
-                )));
-            }
+            check_buffer_count(self.programs[program.0].fields, bufs.len())?;
             let key: Vec<usize> = bufs.iter().map(|b| b.0).collect();
             if !self.programs[program.0].bind_groups.contains_key(&key) {
                 let entries = bufs
