@@ -298,8 +298,12 @@ pub fn simulate_counts(
         }
         // Issue order within a step: SM by SM, then the SM's blocks in launch order.
         wave_blocks.sort_by_key(|(sm, _)| *sm);
-        for p in &folds {
-            for ins in &prog.instructions {
+        for (fi, p) in folds.iter().enumerate() {
+            for (n, ins) in prog.instructions.iter().enumerate() {
+                // A load an earlier fold point of the thread made is in a register.
+                if !prog.issues(fi, n) {
+                    continue;
+                }
                 let esz = prog.layouts[ins.field].elem_size as i64;
                 for &(sm, b) in &wave_blocks {
                     for w in 0..nwarps {

@@ -45,7 +45,8 @@ pub(crate) struct WarpScratch {
     nz: Vec<(usize, f64)>,
     lane_off: Vec<i64>,
     fold_off: Vec<i64>,
-    instr: Vec<(i64, AccessKind)>,
+    /// Per instruction of the field: address constant, kind and index in the program.
+    instr: Vec<(i64, AccessKind, usize)>,
 }
 
 impl WarpScratch {
@@ -166,9 +167,11 @@ impl WarpScratch {
         for field in 0..prog.layouts.len() {
             self.instr.clear();
             let mut coeffs = None;
-            for ins in prog.instructions.iter().filter(|i| i.field == field) {
-                coeffs = Some(ins.address.coeffs);
-                self.instr.push((ins.address.constant, ins.kind));
+            for (n, ins) in prog.instructions.iter().enumerate() {
+                if ins.field == field {
+                    coeffs = Some(ins.address.coeffs);
+                    self.instr.push((ins.address.constant, ins.kind, n));
+                }
             }
             let Some(coeffs) = coeffs else { continue };
             let elem = prog.layouts[field].elem_size;
@@ -230,9 +233,12 @@ impl WarpScratch {
                             }
                         };
                         let g0 = 2 * line * sid;
-                        for (c, kind) in &self.instr {
+                        for &(c, kind, n) in &self.instr {
+                            if !prog.issues(fi, n) {
+                                continue;
+                            }
                             let r = (base + c).rem_euclid(line as i64) as usize;
-                            let k = usize::from(*kind == AccessKind::Store);
+                            let k = usize::from(kind == AccessKind::Store);
                             self.g[g0 + k * line + r] += 1.0;
                         }
                     }
