@@ -13,6 +13,9 @@
 //!   access prints as `base + constant`, the constant being that same expression at the access's
 //!   offset and fold point. Fold loops are unrolled by the emitter, so all targets get identical
 //!   straight-line code without relying on a compiler's unrolling.
+//! - **Loads.** Each distinct element is loaded once per thread into a temporary `ld_<point>_<slot>`
+//!   and later fold points that read it use that temporary ([`LoadSharing`], which the footprint
+//!   visitor counts from too), rather than leaving the merge to a compiler.
 //! - **Guards.** A fold point is guarded per dimension only where the domain is not a multiple of
 //!   the tile; fold points that lie outside the domain for every thread are not emitted at all.
 //!   The guards keep every access inside its buffer, which is why the WebGPU backend may skip
