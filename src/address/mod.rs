@@ -8,6 +8,9 @@ use crate::ir::{Access, FieldLayout};
 use serde::{Deserialize, Serialize};
 use std::fmt;
 
+mod sharing;
+pub use sharing::LoadSharing;
+
 /// The index variables of a generated kernel.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum Var {

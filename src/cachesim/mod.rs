@@ -10,7 +10,9 @@
 //! when evicted or at the end, and one not fully written (nor filled by a read) also a DRAM read.
 
 use crate::config::LaunchConfig;
-use crate::footprint::{CacheParams, DataVolumes, FootprintError, MemoryProgram};
+use crate::footprint::{
+    bank_passes, CacheParams, DataVolumes, FootprintError, MemoryProgram, WAVEFRONTS_PER_EXTRA_LINE,
+};
 use crate::ir::{AccessKind, Domain, Kernel};
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
@@ -147,8 +149,10 @@ struct L2Sector {
 pub struct SimCounts {
     /// Sectors requested from L1 by load instructions (per warp instruction, distinct).
     pub l1_load_sectors: u64,
-    /// L1 wavefronts of load and store instructions.
-    pub l1_wavefronts: u64,
+    /// L1 bank passes of load and store instructions.
+    pub l1_bank_passes: u64,
+    /// Lines of load and store instructions beyond each one's first.
+    pub l1_extra_lines: u64,
     /// Sectors that missed in L1 (requested from L2).
     pub l2_load_sectors: u64,
     /// Sectors stored to L2 (per warp store instruction, distinct).
@@ -265,7 +269,6 @@ pub fn simulate_counts(
     }
     let grid = config.grid(domain);
     let sector = params.sector_bytes as i64;
-    let line = params.line_bytes as i64;
     let mut sim = Sim {
         p: params,
         l1: (0..params.sms)
@@ -284,7 +287,10 @@ pub fn simulate_counts(
     let wave = params.sms * params.blocks_per_sm;
     let folds: Vec<[usize; 3]> = prog.fold_points().collect();
     let mut addrs: Vec<(i64, u64)> = Vec::with_capacity(warp);
+    let line = params.line_bytes as i64;
     let mut lines: Vec<i64> = Vec::with_capacity(warp);
+    let mut lanes: Vec<i64> = Vec::with_capacity(warp);
+    let mut words: Vec<i64> = Vec::with_capacity(2 * warp);
     let mut wave_blocks: Vec<(usize, [usize; 3])> = Vec::new();
     for start in (0..nblocks).step_by(wave) {
         wave_blocks.clear();
@@ -298,12 +304,17 @@ pub fn simulate_counts(
         }
         // Issue order within a step: SM by SM, then the SM's blocks in launch order.
         wave_blocks.sort_by_key(|(sm, _)| *sm);
-        for p in &folds {
-            for ins in &prog.instructions {
+        for (fi, p) in folds.iter().enumerate() {
+            for (n, ins) in prog.instructions.iter().enumerate() {
+                // A load an earlier fold point of the thread made is in a register.
+                if !prog.issues(fi, n) {
+                    continue;
+                }
                 let esz = prog.layouts[ins.field].elem_size as i64;
                 for &(sm, b) in &wave_blocks {
                     for w in 0..nwarps {
                         addrs.clear();
+                        lanes.clear();
                         for l in w * warp..((w + 1) * warp).min(threads) {
                             let t = prog.thread(l);
                             if !prog.active(t, b, *p) {
@@ -313,17 +324,18 @@ pub fn simulate_counts(
                             let off = a.rem_euclid(sector);
                             let mask = ((1u64 << esz) - 1) << off;
                             addrs.push((a.div_euclid(sector), mask));
+                            lanes.push(a);
                         }
                         if addrs.is_empty() {
                             continue;
                         }
-                        let bytes = addrs.len() as i64 * esz;
                         addrs.sort_unstable_by_key(|x| x.0);
                         lines.clear();
                         lines.extend(addrs.iter().map(|x| x.0 * sector / line));
                         lines.dedup();
-                        sim.c.l1_wavefronts +=
-                            (lines.len() as i64).max((bytes + line - 1) / line) as u64;
+                        let banks = bank_passes(lanes.iter().copied(), esz as usize, &mut words);
+                        sim.c.l1_bank_passes += u64::from(banks);
+                        sim.c.l1_extra_lines += lines.len() as u64 - 1;
                         let mut i = 0;
                         while i < addrs.len() {
                             let s = addrs[i].0;
@@ -364,7 +376,8 @@ pub fn simulate(
     let s = params.sector_bytes as f64;
     Ok(DataVolumes {
         l1_load_requests: c.l1_load_sectors as f64 * s / n,
-        l1_wavefronts: c.l1_wavefronts as f64 / n,
+        l1_wavefronts: c.l1_bank_passes as f64 / n
+            + WAVEFRONTS_PER_EXTRA_LINE * c.l1_extra_lines as f64 / n,
         l2_load: c.l2_load_sectors as f64 * s / n,
         l2_store: c.l2_store_sectors as f64 * s / n,
         dram_load: c.dram_load_sectors as f64 * s / n,

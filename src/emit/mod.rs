@@ -13,6 +13,9 @@
 //!   access prints as `base + constant`, the constant being that same expression at the access's
 //!   offset and fold point. Fold loops are unrolled by the emitter, so all targets get identical
 //!   straight-line code without relying on a compiler's unrolling.
+//! - **Loads.** Each distinct element is loaded once per thread into a temporary `ld_<point>_<slot>`
+//!   and later fold points that read it use that temporary ([`LoadSharing`], which the footprint
+//!   visitor counts from too), rather than leaving the merge to a compiler.
 //! - **Guards.** A fold point is guarded per dimension only where the domain is not a multiple of
 //!   the tile; fold points that lie outside the domain for every thread are not emitted at all.
 //!   The guards keep every access inside its buffer, which is why the WebGPU backend may skip
@@ -27,7 +30,7 @@ pub mod cuda;
 pub mod opencl;
 pub mod wgsl;
 
-use crate::address::{self, AffineExpr};
+use crate::address::{self, AffineExpr, LoadSharing};
 use crate::config::{ConfigError, LaunchConfig};
 use crate::ir::{
     Access, BinOp, CmpOp, Domain, Dtype, Expr, FieldLayout, IrError, Kernel, Target, UnOp,
@@ -178,6 +181,11 @@ pub(crate) struct Plan<'a> {
     pub points: Vec<[usize; 3]>,
     /// Per field: the largest element index any thread of the grid forms (or the buffer holds).
     pub max_index: Vec<i64>,
+    /// Which loads each fold point issues and which reuse an earlier point's temporary.
+    pub sharing: LoadSharing,
+    /// Per issued load (`point · slots + slot`): whether a later fold point reads its temporary,
+    /// which is then declared outside the point's block.
+    pub exported: Vec<bool>,
 }
 
 impl<'a> Plan<'a> {
@@ -247,6 +255,12 @@ impl<'a> Plan<'a> {
         if kernel.dtype() == Dtype::F32 {
             check_f32_range(kernel)?;
         }
+        let sharing = LoadSharing::new(kernel, &layouts, config, domain);
+        let slots = sharing.loads.len();
+        let mut exported = vec![false; sharing.source.len()];
+        for (q, s) in sharing.source.iter().flatten() {
+            exported[q * slots + s] = true;
+        }
         Ok(Plan {
             kernel,
             config: *config,
@@ -258,6 +272,8 @@ impl<'a> Plan<'a> {
             guard,
             points,
             max_index,
+            sharing,
+            exported,
         })
     }
 
@@ -396,8 +412,13 @@ pub(crate) trait Dialect {
     fn index_literal(&self, v: i64) -> String;
 }
 
-/// Prints `e` for fold point `p`, fully parenthesised.
-pub(crate) fn print_expr(plan: &Plan, d: &dyn Dialect, e: &Expr, p: [usize; 3]) -> String {
+/// Prints `e` fully parenthesised, with `load` spelling each field access.
+pub(crate) fn print_expr(
+    plan: &Plan,
+    d: &dyn Dialect,
+    e: &Expr,
+    p: &dyn Fn(&Access) -> String,
+) -> String {
     let k = plan.kernel;
     match e {
         Expr::Lit(v) => d.literal(*v),
@@ -406,7 +427,7 @@ pub(crate) fn print_expr(plan: &Plan, d: &dyn Dialect, e: &Expr, p: [usize; 3]) 
             d.literal(k.params[*i].value),
             k.params[*i].name
         ),
-        Expr::Load(a) => element(plan, d, a, p),
+        Expr::Load(a) => p(a),
         Expr::Temp(t) => format!("tmp_{}", k.temps[*t]),
         Expr::Unary(UnOp::Neg, a) => format!("(-{})", print_expr(plan, d, a, p)),
         Expr::Unary(UnOp::Sqrt, a) => d.sqrt(&print_expr(plan, d, a, p)),
@@ -458,8 +479,18 @@ pub(crate) fn element(plan: &Plan, d: &dyn Dialect, a: &Access, p: [usize; 3]) -
     )
 }
 
+/// Name of the temporary holding load slot `slot` issued at fold point `point`.
+fn load_name(point: usize, slot: usize) -> String {
+    format!("ld_{point}_{slot}")
+}
+
 /// Prints the statements of fold point `p` (guard included) at indentation `ind`, with `decl`
 /// spelling a temporary's declaration in the target.
+///
+/// Every load becomes a temporary, assigned just before the first statement that needs it (which
+/// keeps the loads in statement order, not all at the top, for register pressure); one an
+/// earlier fold point loaded is read from that point's temporary ([`LoadSharing`]). A load after
+/// a store to the same element within the point reads memory again, as the statements say.
 pub(crate) fn write_point(
     out: &mut String,
     plan: &Plan,
@@ -469,11 +500,20 @@ pub(crate) fn write_point(
     decl: &dyn Fn(&str) -> String,
 ) {
     let k = plan.kernel;
+    let sh = &plan.sharing;
+    let pi = sh.point_index(p);
+    let slots = sh.loads.len();
     let _ = writeln!(
         out,
         "    // fold point (i, j, k) = ({}, {}, {})",
         p[0], p[1], p[2]
     );
+    // Loads that later points reuse live outside this point's block.
+    for s in 0..slots {
+        if sh.source(pi, s).is_none() && plan.exported[pi * slots + s] {
+            let _ = writeln!(out, "    {};", decl(&load_name(pi, s)));
+        }
+    }
     let guards = plan.guards(p);
     let inner = if guards.is_empty() {
         let _ = writeln!(out, "    {{");
@@ -487,11 +527,38 @@ pub(crate) fn write_point(
         "        "
     };
     let mut declared = vec![false; k.temps.len()];
+    let mut loaded = vec![false; slots];
+    let mut stored: Vec<Access> = Vec::new();
     for a in &k.body {
-        let rhs = print_expr(plan, d, &a.value, p);
+        for l in a.value.loads() {
+            let Some(s) = sh.slot(&l) else { continue };
+            if loaded[s] || stored.contains(&l) || sh.source(pi, s).is_some() {
+                continue;
+            }
+            loaded[s] = true;
+            let name = load_name(pi, s);
+            let lhs = if plan.exported[pi * slots + s] {
+                name
+            } else {
+                decl(&name)
+            };
+            let _ = writeln!(out, "{inner}{lhs} = {};", element(plan, d, &l, p));
+        }
+        let load = |l: &Access| -> String {
+            match sh.slot(l) {
+                Some(_) if stored.contains(l) => element(plan, d, l, p),
+                Some(s) => match sh.source(pi, s) {
+                    Some((q, qs)) => load_name(q, qs),
+                    None => load_name(pi, s),
+                },
+                None => element(plan, d, l, p),
+            }
+        };
+        let rhs = print_expr(plan, d, &a.value, &load);
         match &a.target {
             Target::Store(s) => {
                 let _ = writeln!(out, "{inner}{} = {rhs};", element(plan, d, s, p));
+                stored.push(*s);
             }
             Target::Temp(t) => {
                 let name = format!("tmp_{}", k.temps[*t]);

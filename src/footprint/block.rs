@@ -561,9 +561,13 @@ impl BlockScratch {
         };
         let steps = sh.steps();
         self.pass.reset(steps);
-        self.pass
-            .set_loads(prog.instructions.iter().map(|i| i.kind == AccessKind::Load));
-        let load_steps = cfg.points_per_thread() * self.loads.len().max(1);
+        let is_load: Vec<bool> = prog
+            .instructions
+            .iter()
+            .map(|i| i.kind == AccessKind::Load)
+            .collect();
+        self.pass.set_loads(&is_load, &prog.issued);
+        let load_steps = self.pass.load_steps();
         let wave_blocks = (p.sms * p.blocks_per_sm).min(nblocks).max(1) as i64;
         let issue = Issue {
             wave: wave_blocks,

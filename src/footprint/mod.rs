@@ -16,6 +16,7 @@ mod rows;
 mod warp;
 
 pub use program::{Instruction, MemoryProgram, FIELD_SPACING};
+pub use warp::{bank_passes, wavefronts, WAVEFRONTS_PER_EXTRA_LINE};
 
 use crate::config::{ConfigError, LaunchConfig};
 use crate::ir::{AccessKind, Domain, Kernel};
@@ -98,7 +99,7 @@ pub struct DataVolumes {
     /// Bytes requested from L1 by loads: per warp load instruction, distinct sectors.
     pub l1_load_requests: f64,
     /// L1 wavefronts (a count, not bytes) of load and store instructions: per warp instruction,
-    /// distinct lines, at least its bytes over the line size.
+    /// its bank passes plus a fraction per further line ([`wavefronts`]).
     pub l1_wavefronts: f64,
     /// Bytes loaded from L2 (L1 misses).
     pub l2_load: f64,

@@ -3,7 +3,7 @@
 //! simulator, so that both count the same accesses.
 
 use super::FootprintError;
-use crate::address::{byte_address, AffineExpr, Var};
+use crate::address::{byte_address, AffineExpr, LoadSharing, Var};
 use crate::config::LaunchConfig;
 use crate::ir::{Access, AccessKind, Domain, FieldLayout, Kernel, Layout};
 
@@ -36,6 +36,10 @@ pub struct MemoryProgram {
     /// The instructions of one lattice point, in issue order: each distinct (access, kind) once, in
     /// the order of first appearance (a compiler loads a repeated element once).
     pub instructions: Vec<Instruction>,
+    /// Per fold point (in [`MemoryProgram::fold_points`] order) and instruction: whether the thread
+    /// issues it there. A load of an element an earlier fold point of the thread loaded is not
+    /// issued again: the emitters keep it in a temporary (see [`LoadSharing`]).
+    pub issued: Vec<bool>,
     /// The launch configuration.
     pub config: LaunchConfig,
     /// The domain.
@@ -108,6 +112,18 @@ impl MemoryProgram {
         if instructions.is_empty() {
             return Err(FootprintError::NoAccesses);
         }
+        let sharing = LoadSharing::new(kernel, &layouts, config, domain);
+        let mut issued = Vec::with_capacity(sharing.points.len() * instructions.len());
+        for p in 0..sharing.points.len() {
+            for ins in &instructions {
+                issued.push(match ins.kind {
+                    AccessKind::Load => sharing
+                        .slot(&ins.access)
+                        .is_none_or(|s| sharing.source(p, s).is_none()),
+                    AccessKind::Store => true,
+                });
+            }
+        }
         Ok(MemoryProgram {
             bases: (0..layouts.len())
                 .map(|f| (f as i64 + 1) * FIELD_SPACING)
@@ -115,9 +131,15 @@ impl MemoryProgram {
             storage: kernel.fields.iter().map(|f| f.layout).collect(),
             layouts,
             instructions,
+            issued,
             config: *config,
             domain: *domain,
         })
+    }
+
+    /// Whether instruction `ins` is issued at the fold point of index `point`.
+    pub fn issues(&self, point: usize, ins: usize) -> bool {
+        self.issued[point * self.instructions.len() + ins]
     }
 
     /// Lattice updates of one sweep.

@@ -169,8 +169,11 @@ pub(crate) struct RowPass {
     first: Vec<u32>,
     nb_first: Vec<u32>,
     best: Vec<i64>,
-    load_index: Vec<u32>,
-    loads_per_point: u32,
+    /// Per step: issued loads before it (the L1 model's clock).
+    load_before: Vec<u32>,
+    /// Per step: whether the threads issue it (a load of an element an earlier fold point of the
+    /// thread loaded is not issued: it is in a register).
+    issued: Vec<bool>,
     rows_yz: Vec<(i64, i64)>,
     yz_acc: Vec<(i64, i64, PlaneAccess)>,
     group_acc: Vec<PlaneAccess>,
@@ -270,21 +273,27 @@ fn sector_ranges(t: &Touch, s: i64, out: &mut Vec<(i64, i64)>) {
 
 impl RowPass {
     /// Sets which slots of a point's instructions are loads (L1 time counts loads only: stores
-    /// allocate no L1 lines).
-    pub fn set_loads(&mut self, is_load: impl Iterator<Item = bool>) {
-        self.load_index.clear();
+    /// allocate no L1 lines) and, per step, whether it is issued.
+    pub fn set_loads(&mut self, is_load: &[bool], issued: &[bool]) {
+        self.load_before.clear();
+        self.issued.clear();
+        self.issued.extend_from_slice(issued);
         let mut n = 0;
-        for l in is_load {
-            self.load_index.push(n);
-            n += u32::from(l);
+        for (k, i) in issued.iter().enumerate() {
+            self.load_before.push(n);
+            n += u32::from(*i && is_load[k % is_load.len()]);
         }
-        self.loads_per_point = n.max(1);
+        self.load_before.push(n);
+    }
+
+    /// Load steps of a block's run (at least 1).
+    pub fn load_steps(&self) -> usize {
+        self.load_before.last().map_or(1, |n| (*n as usize).max(1))
     }
 
     /// Loads issued before `step` in a block's run.
     fn load_step(&self, step: u32) -> u32 {
-        let slots = self.load_index.len() as u32;
-        (step / slots) * self.loads_per_point + self.load_index[(step % slots) as usize]
+        self.load_before[step as usize]
     }
 
     /// Clears the results.
@@ -329,6 +338,7 @@ impl RowPass {
             let plane = &planes[pi];
             let mut own = std::mem::take(&mut self.touches);
             touches(&mut own, plane, pi, acc, at, sh, r.y, r.z, true);
+            own.retain(|t| self.issued[t.step as usize]);
             if own.is_empty() {
                 self.touches = own;
                 continue;

@@ -89,8 +89,10 @@ fn pure_copy_moves_two_elements_per_update() {
         let d = Domain::new3(256, 16, 8);
         let c = LaunchConfig::new([128, 1, 1], [1; 3]);
         // A warp reads and writes 32·e contiguous, aligned bytes: 32·e/32 sectors each, and
-        // 32·e/128 wavefronts each; nothing is reused, so every level sees e per update.
-        let wf = 2.0 * (32.0 * e / 128.0) / 32.0;
+        // 32·e/128 bank passes over as many lines, each line after the first costing 0.2
+        // wavefronts more; nothing is reused, so every level sees e per update.
+        let passes = 32.0 * e / 128.0;
+        let wf = 2.0 * (passes + 0.2 * (passes - 1.0)) / 32.0;
         check(&k, &d, &c, &big(), [e, wf, e, e, e, e]);
         let v = data_volumes(&k, &d, &c, &big()).unwrap();
         assert!(close(v.dram_load + v.dram_store, 2.0 * e));
@@ -115,7 +117,8 @@ fn seven_point_star_by_hand() {
     // Per warp (32 consecutive x, 256 B): the x-1 access starts at residue 0 (8 sectors, 2 lines);
     // x+1 at residue 16 and the five x+0 accesses (centre, y±1, z±1) at residue 8 (9 sectors,
     // 3 lines each). L1 requests: 8 + 9 + 5·9 = 62 sectors per 32 updates = 62 B/LUP.
-    // Wavefronts: loads 2 + 3 + 5·3 = 20, the store 3: 23/32 per update. L2 store: 9 sectors per
+    // Wavefronts: 2 bank passes per instruction (64 contiguous words) plus 0.2 per line after the
+    // first: loads 2.2 + 6 · 2.4, the store 2.4: 19/32 per update. L2 store: 9 sectors per
     // 32 updates = 9 B/LUP.
     // DRAM, L2 holding everything: every source row (48 × 40 of them) reads x ∈ [-1, 65), bytes
     // [0, 528): 17 sectors; so do the halo rows y = -1, 48 (2 × 40) and planes z = -1, 40
@@ -132,7 +135,7 @@ fn seven_point_star_by_hand() {
         &d,
         &c,
         &big(),
-        [62.0, 23.0 / 32.0, 45.0, 9.0, dram_load, 8.5],
+        [62.0, 19.0 / 32.0, 45.0, 9.0, dram_load, 8.5],
     );
     // Block (32,4,1): rows y = 0..4 of the centre plane (x ∈ [-1, 33)), y = -1 and y = 4
     // (x ∈ [0, 32)), and four rows in each of planes z±1: 14 rows of 9 sectors per 128 updates
@@ -143,7 +146,7 @@ fn seven_point_star_by_hand() {
         &d,
         &c,
         &big(),
-        [62.0, 23.0 / 32.0, 31.5, 9.0, dram_load, 8.5],
+        [62.0, 19.0 / 32.0, 31.5, 9.0, dram_load, 8.5],
     );
 }
 
@@ -158,8 +161,8 @@ fn misaligned_access_splits_sectors() {
     let d = Domain::new3(128, 1, 1);
     let c = LaunchConfig::new([32, 1, 1], [1; 3]);
     // The ghost layer and the +1 offset put x at byte 4·(x + 2) of the (one) row: a warp's
-    // 128 B start at residue 8, so they touch 5 sectors and 2 lines instead of 4 and 1. The
-    // store (no ghost) is aligned: 4 sectors, 1 line.
+    // 128 B start at residue 8, so they touch 5 sectors and 2 lines instead of 4 and 1 (one
+    // bank pass, 1.2 wavefronts). The store (no ghost) is aligned: 4 sectors, 1 line, 1 wavefront.
     // Block footprint = one warp's: 5 sectors per 32 updates (5 B/LUP). DRAM: the loaded bytes
     // are [8, 520) of one row: 17 sectors per 128 updates = 4.25 B/LUP.
     check(
@@ -167,7 +170,7 @@ fn misaligned_access_splits_sectors() {
         &d,
         &c,
         &big(),
-        [5.0, 3.0 / 32.0, 5.0, 4.0, 17.0 * 32.0 / 128.0, 4.0],
+        [5.0, 2.2 / 32.0, 5.0, 4.0, 17.0 * 32.0 / 128.0, 4.0],
     );
 }
 
@@ -185,16 +188,19 @@ fn array_of_structures_field() {
     let c = LaunchConfig::new([32, 2, 1], [1; 3]);
     // A point's 4 components fill one 32 B sector. Each component load of a warp touches 32
     // sectors (one per lane, stride 32 B) in 8 lines: 4 · 32 sectors per 32 updates = 128 B/LUP
-    // of L1 requests, 4 · 8 + 2 (the store) wavefronts per 32 updates. The block reuses each
+    // of L1 requests. Wavefronts: a component's words 8l + 2c put 8 lanes on each of 4 banks, 8
+    // passes, plus 0.2 for each of 7 further lines: 4 · 9.4 + 2.2 (the store) per 32 updates.
+    // The block reuses each
     // sector for the other three components: L2 and DRAM load 32 B/LUP, the minimum.
     check(
         &k,
         &d,
         &c,
         &big(),
-        [128.0, 34.0 / 32.0, 32.0, 8.0, 32.0, 8.0],
+        [128.0, 39.8 / 32.0, 32.0, 8.0, 32.0, 8.0],
     );
-    // In SoA the same loads are four coalesced streams: 4 · 8 sectors per 32 updates.
+    // In SoA the same loads are four coalesced streams: 4 · 8 sectors per 32 updates, and 2.2
+    // wavefronts per instruction.
     let mut k2 = k.clone();
     k2.fields[0].layout = Layout::Fzyx;
     check(
@@ -202,7 +208,7 @@ fn array_of_structures_field() {
         &d,
         &c,
         &big(),
-        [32.0, 10.0 / 32.0, 32.0, 8.0, 32.0, 8.0],
+        [32.0, 11.0 / 32.0, 32.0, 8.0, 32.0, 8.0],
     );
 }
 
@@ -320,4 +326,19 @@ fn cached_grid_unions_follow_the_kernel() {
             .estimate(&kernel(4), &other, &c, &big())
             .unwrap()
     );
+}
+
+#[test]
+fn bank_passes_count_the_busiest_bank() {
+    let mut w = Vec::new();
+    let lanes = |stride: i64| (0..32).map(move |l| l * stride);
+    // 32 contiguous f64: 64 words, two on every bank.
+    assert_eq!(super::bank_passes(lanes(8), 8, &mut w), 2);
+    // f32 every 64 bytes: all words on banks 0 and 16, 16 each.
+    assert_eq!(super::bank_passes(lanes(64), 4, &mut w), 16);
+    // f32 every 76 bytes (D3Q19 AoS): 19 is odd, every lane on its own bank.
+    assert_eq!(super::bank_passes(lanes(76), 4, &mut w), 1);
+    // The same word for every lane (a broadcast) is one pass.
+    assert_eq!(super::bank_passes(lanes(0), 4, &mut w), 1);
+    assert!((super::wavefronts(2, 3) - 2.4).abs() < 1e-12);
 }

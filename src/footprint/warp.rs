@@ -37,7 +37,8 @@ pub(crate) struct WarpScratch {
     offs: Vec<i64>,
     shape_data: Vec<i64>,
     shapes: Vec<ShapeInfo>,
-    /// Per shape: `line` sector counts then `line` wavefront counts, `u32::MAX` until computed.
+    /// Per shape: `line` sector counts, `line` bank-pass counts and `line` line counts (by residue),
+    /// `u32::MAX` until computed.
     tables: Vec<u32>,
     /// Per shape: `line` load-instruction counts then `line` store-instruction counts.
     g: Vec<f64>,
@@ -45,7 +46,9 @@ pub(crate) struct WarpScratch {
     nz: Vec<(usize, f64)>,
     lane_off: Vec<i64>,
     fold_off: Vec<i64>,
-    instr: Vec<(i64, AccessKind)>,
+    /// Per instruction of the field: address constant, kind and index in the program.
+    instr: Vec<(i64, AccessKind, usize)>,
+    words: Vec<i64>,
 }
 
 impl WarpScratch {
@@ -70,37 +73,43 @@ impl WarpScratch {
             len: n,
             elem,
         });
-        self.tables.extend(std::iter::repeat_n(u32::MAX, 2 * line));
+        self.tables.extend(std::iter::repeat_n(u32::MAX, 3 * line));
         self.g.extend(std::iter::repeat_n(0.0, 2 * line));
         self.shapes.len() - 1
     }
 
     /// Sectors and wavefronts of shape `s` whose lowest lane sits at residue `r` of a line.
-    fn counts(&mut self, s: usize, r: usize, p: &CacheParams) -> (u32, u32) {
+    fn counts(&mut self, s: usize, r: usize, p: &CacheParams) -> (u32, f64) {
         let line = p.line_bytes;
-        let t = 2 * line * s;
+        let t = 3 * line * s;
         if self.tables[t + r] == u32::MAX {
             let sh = self.shapes[s];
             let data = &self.shape_data[sh.start..sh.start + sh.len];
-            let (mut sectors, mut lines) = (0u32, 0u32);
-            let (mut last_s, mut last_l) = (i64::MIN, i64::MIN);
+            let mut sectors = 0u32;
+            let mut last_s = i64::MIN;
             for o in data {
-                let a = r as i64 + o;
-                let (cs, cl) = (a / p.sector_bytes as i64, a / line as i64);
+                let cs = (r as i64 + o) / p.sector_bytes as i64;
                 if cs != last_s {
                     sectors += 1;
                     last_s = cs;
                 }
+            }
+            let mut lines = 0u32;
+            let mut last_l = i64::MIN;
+            for o in data {
+                let cl = (r as i64 + o) / line as i64;
                 if cl != last_l {
                     lines += 1;
                     last_l = cl;
                 }
             }
-            let min_wf = (sh.len * sh.elem).div_ceil(line) as u32;
+            let banks = bank_passes(data.iter().map(|o| r as i64 + o), sh.elem, &mut self.words);
             self.tables[t + r] = sectors;
-            self.tables[t + line + r] = lines.max(min_wf);
+            self.tables[t + line + r] = banks;
+            self.tables[t + 2 * line + r] = lines;
         }
-        (self.tables[t + r], self.tables[t + line + r])
+        let (banks, lines) = (self.tables[t + line + r], self.tables[t + 2 * line + r]);
+        (self.tables[t + r], wavefronts(banks, lines))
     }
 
     /// Residue histogram (modulo `line`) of `c·B` for `B` in `lo..hi`, into `hist[slot]`.
@@ -166,9 +175,11 @@ impl WarpScratch {
         for field in 0..prog.layouts.len() {
             self.instr.clear();
             let mut coeffs = None;
-            for ins in prog.instructions.iter().filter(|i| i.field == field) {
-                coeffs = Some(ins.address.coeffs);
-                self.instr.push((ins.address.constant, ins.kind));
+            for (n, ins) in prog.instructions.iter().enumerate() {
+                if ins.field == field {
+                    coeffs = Some(ins.address.coeffs);
+                    self.instr.push((ins.address.constant, ins.kind, n));
+                }
             }
             let Some(coeffs) = coeffs else { continue };
             let elem = prog.layouts[field].elem_size;
@@ -230,9 +241,12 @@ impl WarpScratch {
                             }
                         };
                         let g0 = 2 * line * sid;
-                        for (c, kind) in &self.instr {
+                        for &(c, kind, n) in &self.instr {
+                            if !prog.issues(fi, n) {
+                                continue;
+                            }
                             let r = (base + c).rem_euclid(line as i64) as usize;
-                            let k = usize::from(*kind == AccessKind::Store);
+                            let k = usize::from(kind == AccessKind::Store);
                             self.g[g0 + k * line + r] += 1.0;
                         }
                     }
@@ -259,7 +273,7 @@ impl WarpScratch {
                             for (rb, nb) in &nz {
                                 let (sec, wf) = self.counts(sid, (r + rb) % line, p);
                                 let m = gv * nb;
-                                tot.wavefronts += m * wf as f64;
+                                tot.wavefronts += m * wf;
                                 if k == 0 {
                                     class_loads += m * sec as f64;
                                 } else {
@@ -278,6 +292,41 @@ impl WarpScratch {
         }
         tot
     }
+}
+
+/// Banks of the L1 data array: 32 banks of 4-byte words.
+const BANKS: i64 = 32;
+const WORD: i64 = 4;
+/// Wavefronts per line an instruction touches beyond its first, on top of its bank passes: the
+/// least-squares fit (relative error) to the H200 wavefront counters of all committed sweeps,
+/// 0.199 (`bench/results/h200/counters`, "After the visitor fixes").
+pub const WAVEFRONTS_PER_EXTRA_LINE: f64 = 0.2;
+
+/// L1 wavefronts of a warp instruction with `banks` bank passes ([`bank_passes`]) over `lines`
+/// distinct lines. The data stage delivers one 4-byte word per bank per pass, so bank conflicts,
+/// not lines, set the count (an H200 serves 32 lanes in 32 rows whose words fall on two banks in
+/// ~20 wavefronts, 32 contiguous f64 over 3 lines in 2.3); every further line costs a fraction.
+pub fn wavefronts(banks: u32, lines: u32) -> f64 {
+    banks as f64 + WAVEFRONTS_PER_EXTRA_LINE * lines.saturating_sub(1) as f64
+}
+
+/// Bank passes of one warp instruction whose lanes access `elem` bytes at each byte address of
+/// `addrs`: the most distinct 4-byte words any bank holds, at least one pass per 128 bytes.
+pub fn bank_passes(addrs: impl Iterator<Item = i64>, elem: usize, words: &mut Vec<i64>) -> u32 {
+    words.clear();
+    for a in addrs {
+        let first = a.div_euclid(WORD);
+        let last = (a + elem as i64 - 1).div_euclid(WORD);
+        words.extend(first..=last);
+    }
+    words.sort_unstable();
+    words.dedup();
+    let mut per_bank = [0u32; BANKS as usize];
+    for w in words.iter() {
+        per_bank[w.rem_euclid(BANKS) as usize] += 1;
+    }
+    let min = (words.len() as u32).div_ceil(BANKS as u32);
+    per_bank.into_iter().max().unwrap_or(0).max(min)
 }
 
 fn gcd(a: i64, b: i64) -> i64 {

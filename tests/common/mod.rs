@@ -53,9 +53,18 @@ pub fn cases(dims: usize) -> Vec<(Domain, Vec<LaunchConfig>)> {
                     c([32, 1, 1], [1, 3, 1]),
                     // block taller than the domain in z
                     c([4, 2, 8], [1, 2, 1]),
+                    // fold points sharing loads across guarded dimensions
+                    c([1, 1, 4], [2, 2, 1]),
                 ],
             ),
-            (Domain::new3(16, 8, 8), vec![c([8, 4, 2], [2, 2, 2])]),
+            (
+                Domain::new3(16, 8, 8),
+                vec![
+                    c([8, 4, 2], [2, 2, 2]),
+                    // fold points sharing loads, also (1,0,0)'s with (0,1,0)
+                    c([1, 1, 8], [2, 2, 1]),
+                ],
+            ),
         ]
     }
 }

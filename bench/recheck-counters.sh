@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# Re-analyses every committed H200 counter sweep with the current footprint visitor (no GPU: the
+# saved ncu CSVs) and prints, per sweep and level, the share of configurations within ±10 % and
+# the median, p90 and max |error| — one line per level, so that a visitor change gets a
+# before/after comparison.
+#
+# usage: bench/recheck-counters.sh [OUTDIR] [BIN]
+#   OUTDIR  where the re-analysed JSON/HTML reports go (default: a temporary directory)
+#   BIN     the stencilscope binary (default: target/release/stencilscope, built if missing)
+set -eu
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+OUT=${1:-$(mktemp -d)}
+BIN=${2:-$HERE/target/release/stencilscope}
+[ -x "$BIN" ] || (cd "$HERE" && cargo build --release --quiet)
+RES=$HERE/bench/results/h200/counters
+mkdir -p "$OUT"
+OUT=$(cd "$OUT" && pwd)
+STAR=$HERE/stencils/star3d_r4.toml
+# name, machine, domain, then the definition file and its extra arguments.
+run() {
+  local name=$1 csv=$2 machine=$3 domain=$4; shift 4
+  (cd "$RES" && "$BIN" counters "$@" --machine "$machine" --domain "$domain" \
+    --from-csv "raw/$csv.csv" --twin-info "raw/$csv-twin.json" \
+    --original "raw/$csv-device-report.json" --out "$OUT" --name "$name" > "$OUT/$name.log" 2>&1) \
+    || { echo "$name failed:"; tail -5 "$OUT/$name.log"; exit 1; }
+}
+run star3d_r4-f64 star3d_r4-f64 h200 256,256,256 "$STAR" --dtype f64
+run box3d_r1-f32 box3d_r1-f32 h200 256,256,256 "$HERE/stencils/box3d_r1.toml" --dtype f32
+run d3q19_srt_pull-soa d3q19_srt_pull-soa h200 256,256,256 "$HERE/bench/counters/d3q19_srt_pull_soa.toml"
+run d3q19_srt_pull-aos d3q19_srt_pull-aos h200 256,256,256 "$HERE/bench/counters/d3q19_srt_pull_aos.toml"
+run star3d_r4-f64-768 star3d_r4-f64-768 h200 768,768,64 "$STAR" --dtype f64
+run star3d_r4-f64-768-full-l2 star3d_r4-f64-768 "$HERE/bench/counters/h200-full-l2.toml" 768,768,64 "$STAR" --dtype f64
+run star3d_r4-f64-carveout100 star3d_r4-f64-carveout100 h200 256,256,256 "$STAR" --dtype f64
+run star3d_r4-f64-carveout100-l1-28k star3d_r4-f64-carveout100 "$HERE/bench/counters/h200-l1-28k.toml" 256,256,256 "$STAR" --dtype f64
+run star3d_r4-f64-carveout0 star3d_r4-f64-carveout0 h200 256,256,256 "$STAR" --dtype f64
+python3 - "$OUT" <<'EOF'
+import json, sys
+from pathlib import Path
+LEVELS = ["l1_load_requests", "l1_wavefronts", "l2_load", "l2_store", "dram_load", "dram_store"]
+SHORT = ["L1req", "L1wf", "L2ld", "L2st", "DRld", "DRst"]
+out = Path(sys.argv[1])
+print(f"{'sweep':34} {'n':>3}  " + "  ".join(f"{s:>27}" for s in SHORT))
+print(f"{'':34} {'':>3}  " + "  ".join(f"{'in10% med/p90/max abs':>27}" for _ in SHORT))
+for f in ["star3d_r4-f64", "box3d_r1-f32", "d3q19_srt_pull-soa", "d3q19_srt_pull-aos",
+          "star3d_r4-f64-768", "star3d_r4-f64-768-full-l2", "star3d_r4-f64-carveout100",
+          "star3d_r4-f64-carveout100-l1-28k", "star3d_r4-f64-carveout0"]:
+    s = json.load(open(out / f"{f}.json"))
+    cells = []
+    for lv in LEVELS:
+        e = next(x for x in s["summary"] if x["level"] == lv)
+        cells.append(f"{e['within_tolerance']*100:3.0f}% {e['median_abs']*100:5.1f}/"
+                     f"{e['p90_abs']*100:5.1f}/{e['max_abs']*100:6.1f}")
+    print(f"{f:34} {len(s['records']):3}  " + "  ".join(f"{c:>27}" for c in cells))
+EOF
