@@ -95,6 +95,43 @@ impl Issue {
     }
 }
 
+/// Times of the machine's run `(wave, step, issue position)`, packed into bit fields of an `i64`
+/// so that they compare in that lexicographic order and unpack with shifts, not divisions.
+#[derive(Debug, Clone, Copy)]
+struct Clock {
+    /// Bits of the step field.
+    step_bits: u32,
+    /// Bits of the issue-position field.
+    pos_bits: u32,
+}
+
+impl Clock {
+    fn new(steps: i64, wave: i64) -> Clock {
+        let bits = |n: i64| 64 - (n.max(1) - 1).leading_zeros();
+        Clock {
+            step_bits: bits(steps),
+            pos_bits: bits(wave),
+        }
+    }
+
+    /// The time of step `step` at issue position `ord` of wave `w` (relative, may be negative).
+    #[inline]
+    fn at(&self, w: i64, step: i64, ord: i64) -> i64 {
+        (((w << self.step_bits) + step) << self.pos_bits) + ord
+    }
+
+    /// `(wave, step, issue position)` of a time.
+    #[inline]
+    fn parts(&self, t: i64) -> (i64, i64, i64) {
+        let ws = t >> self.pos_bits;
+        (
+            ws >> self.step_bits,
+            ws & ((1 << self.step_bits) - 1),
+            t & ((1 << self.pos_bits) - 1),
+        )
+    }
+}
+
 /// A re-fetch from L2 after an L1 eviction.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub(crate) struct Refetch {
@@ -251,16 +288,23 @@ fn touches(
     }
 }
 
+/// `x.div_euclid(d)` for a power of two `d` (sector and line sizes): a shift, not a division.
+#[inline]
+fn div_pow2(x: i64, d: i64) -> i64 {
+    debug_assert!(d > 0 && d.count_ones() == 1);
+    x >> d.trailing_zeros()
+}
+
 /// Sector ranges `[first, last]` of a touch, in increasing order, into `out`.
 fn sector_ranges(t: &Touch, s: i64, out: &mut Vec<(i64, i64)>) {
     out.clear();
     if t.n == 1 {
-        out.push((t.start.div_euclid(s), (t.start + t.len - 1).div_euclid(s)));
+        out.push((div_pow2(t.start, s), div_pow2(t.start + t.len - 1, s)));
         return;
     }
     for k in 0..t.n {
         let a = t.start + k * t.pitch;
-        let (f, l) = (a.div_euclid(s), (a + t.len - 1).div_euclid(s));
+        let (f, l) = (div_pow2(a, s), div_pow2(a + t.len - 1, s));
         match out.last_mut() {
             Some(r) if f <= r.1 + 1 => r.1 = r.1.max(l),
             _ => out.push((f, l)),
@@ -339,9 +383,9 @@ impl RowPass {
                 hi = hi.max(t.start + (t.n - 1) * t.pitch + t.len);
             }
             // Sectors and lines of the row, indexed from the row's first line.
-            let l0 = lo.div_euclid(line);
+            let l0 = div_pow2(lo, line);
             let s0 = l0 * spl;
-            let nl = ((hi - 1).div_euclid(line) - l0 + 1) as usize;
+            let nl = (div_pow2(hi - 1, line) - l0 + 1) as usize;
             let ns = nl * spl as usize;
             self.first.clear();
             self.first.resize(ns, NONE);
@@ -359,7 +403,7 @@ impl RowPass {
                     for &(f, l) in &self.ranges {
                         let mut x = f;
                         while x <= l {
-                            let li = x.div_euclid(spl);
+                            let li = div_pow2(x, spl);
                             let end = l.min(li * spl + spl - 1);
                             let bits = (end - x + 1) as u32;
                             let m = (u64::MAX >> (64 - bits)) << (x - li * spl);
@@ -447,6 +491,8 @@ impl RowPass {
         );
         let own_pos: [i64; POSITIONS] =
             std::array::from_fn(|j| ((2 * j as i64 + 1) * wave) / (2 * POSITIONS as i64));
+        let clock = Clock::new(steps, wave);
+        let mine: [i64; POSITIONS] = std::array::from_fn(|j| issue.order(own_pos[j]));
         let my_id = grid.id(me);
         // The blocks (in y and z) one of whose loads lands on this row, with those loads, and in
         // x those whose loads can reach the row's sectors.
@@ -492,14 +538,15 @@ impl RowPass {
                     &mut cached,
                     s0,
                     ns,
-                    steps,
+                    clock,
                     issue,
                     &own_pos,
+                    &mine,
                 );
             }
         }
         self.group_acc = group;
-        self.emit_links(ns, steps, issue, &own_pos, w);
+        self.emit_links(ns, clock, issue, &own_pos, w);
     }
 
     /// Updates the previous accesses of the row's sectors with those of the block at `at`,
@@ -517,9 +564,10 @@ impl RowPass {
         cached: &mut Option<(i64, [i64; 3])>,
         s0: i64,
         ns: usize,
-        steps: i64,
+        clock: Clock,
         issue: Issue,
         own_pos: &[i64; POSITIONS],
+        mine: &[i64; POSITIONS],
     ) {
         let s = sh.sector;
         let wave = issue.wave;
@@ -550,7 +598,7 @@ impl RowPass {
                     continue;
                 }
                 if t.n == 1 {
-                    let (f, l) = (t.start.div_euclid(s), (end - 1).div_euclid(s));
+                    let (f, l) = (div_pow2(t.start, s), div_pow2(end - 1, s));
                     let (f, l) = (f.max(s0), l.min(s0 + ns as i64 - 1));
                     lo = lo.min((f - s0) as usize);
                     hi = hi.max((l - s0) as usize + 1);
@@ -582,7 +630,6 @@ impl RowPass {
                 let q = own_pos[j] - delta;
                 *v = (q.div_euclid(wave), issue.order(q.rem_euclid(wave)));
             }
-            let mine: [i64; POSITIONS] = std::array::from_fn(|j| issue.order(own_pos[j]));
             for k in lo..hi {
                 let (own, then) = (self.first[k], self.nb_first[k]);
                 self.nb_first[k] = NONE;
@@ -590,8 +637,8 @@ impl RowPass {
                     continue;
                 }
                 for (j, &(o, ord)) in when.iter().enumerate() {
-                    let me = own as i64 * wave + mine[j];
-                    let t = (o * steps + then as i64) * wave + ord;
+                    let me = clock.at(0, own as i64, mine[j]);
+                    let t = clock.at(o, then as i64, ord);
                     let b = &mut self.best[k * POSITIONS + j];
                     if t < me && t > *b {
                         *b = t;
@@ -605,27 +652,28 @@ impl RowPass {
     fn emit_links(
         &mut self,
         ns: usize,
-        steps: i64,
+        clock: Clock,
         issue: Issue,
         own_pos: &[i64; POSITIONS],
         w: f64,
     ) {
         let wave = issue.wave;
         let wj = w / POSITIONS as f64;
+        let parts: [f32; POSITIONS] =
+            std::array::from_fn(|j| issue.order(own_pos[j]) as f32 / wave as f32);
         for k in 0..ns {
             let own = self.first[k];
             if own == NONE {
                 continue;
             }
-            for (j, &pos) in own_pos.iter().enumerate() {
+            for (j, &part) in parts.iter().enumerate() {
                 let b = self.best[k * POSITIONS + j];
                 if b == i64::MIN {
                     continue;
                 }
-                let (t, ord) = (b.div_euclid(wave), b.rem_euclid(wave));
-                let (m, then) = ((-t.div_euclid(steps)) as u32, t.rem_euclid(steps) as u32);
+                let (o, then, ord) = clock.parts(b);
+                let (m, then) = ((-o) as u32, then as u32);
                 let rest = (wave - 1 - ord) as f32 / wave as f32;
-                let part = issue.order(pos) as f32 / wave as f32;
                 match self.links.last_mut() {
                     Some(c)
                         if c.m == m
