@@ -95,6 +95,52 @@ impl Issue {
     }
 }
 
+/// The wave (relative) and issue position of the block at launch offset `q`, kept for `q`,
+/// `q + 1`, ... without a division per step (neighbours along x are consecutive launches).
+#[derive(Debug, Clone, Copy)]
+struct Walk {
+    wave: i64,
+    pos: i64,
+    pos_mod_sms: i64,
+    pos_div_sms: i64,
+}
+
+impl Walk {
+    fn new(q: i64, issue: Issue) -> Walk {
+        let pos = q.rem_euclid(issue.wave);
+        Walk {
+            wave: q.div_euclid(issue.wave),
+            pos,
+            pos_mod_sms: pos % issue.sms,
+            pos_div_sms: pos / issue.sms,
+        }
+    }
+
+    /// Moves to `q + 1`.
+    fn next(&mut self, issue: Issue) {
+        self.pos += 1;
+        self.pos_mod_sms += 1;
+        if self.pos_mod_sms == issue.sms {
+            self.pos_mod_sms = 0;
+            self.pos_div_sms += 1;
+        }
+        if self.pos == issue.wave {
+            *self = Walk {
+                wave: self.wave + 1,
+                pos: 0,
+                pos_mod_sms: 0,
+                pos_div_sms: 0,
+            };
+        }
+    }
+
+    /// `issue.order(pos)`.
+    fn order(&self, issue: Issue) -> i64 {
+        let per_sm = (issue.wave + issue.sms - 1) / issue.sms;
+        self.pos_mod_sms * per_sm + self.pos_div_sms
+    }
+}
+
 /// Times of the machine's run `(wave, step, issue position)`, packed into bit fields of an `i64`
 /// so that they compare in that lexicographic order and unpack with shifts, not divisions.
 #[derive(Debug, Clone, Copy)]
@@ -205,6 +251,8 @@ pub(crate) struct RowPass {
     last: Vec<u32>,
     first: Vec<u32>,
     nb_first: Vec<u32>,
+    /// First step per sector of a group's base neighbour.
+    grp_first: Vec<u32>,
     best: Vec<i64>,
     load_index: Vec<u32>,
     loads_per_point: u32,
@@ -293,6 +341,36 @@ fn touches(
 fn div_pow2(x: i64, d: i64) -> i64 {
     debug_assert!(d > 0 && d.count_ones() == 1);
     x >> d.trailing_zeros()
+}
+
+/// The time offsets, per sampled own position, of the representative block (`mine`) and of a
+/// neighbour (`when`).
+#[derive(Debug, Clone, Copy)]
+struct Offsets {
+    clock: Clock,
+    mine: [i64; POSITIONS],
+    when: [i64; POSITIONS],
+}
+
+/// Keeps in `best` (per sector `k` and own position) the latest time before the own first touch
+/// of sector `k` at step `own` among those so far and a neighbour's first touch at step `then`
+/// (`NONE`: untouched), whose time offsets per own position are `when` (`mine`: the own ones).
+#[inline]
+fn keep_latest(best: &mut [i64], k: usize, own: u32, then: u32, nt: &Offsets) {
+    if own == NONE || then == NONE {
+        return;
+    }
+    let (own, then) = (
+        nt.clock.at(0, own as i64, 0),
+        nt.clock.at(0, then as i64, 0),
+    );
+    for j in 0..POSITIONS {
+        let (me, t) = (own + nt.mine[j], then + nt.when[j]);
+        let b = &mut best[k * POSITIONS + j];
+        if t < me && t > *b {
+            *b = t;
+        }
+    }
 }
 
 /// Sector ranges `[first, last]` of a touch, in increasing order, into `out`.
@@ -492,7 +570,9 @@ impl RowPass {
         let own_pos: [i64; POSITIONS] =
             std::array::from_fn(|j| ((2 * j as i64 + 1) * wave) / (2 * POSITIONS as i64));
         let clock = Clock::new(steps, wave);
-        let mine: [i64; POSITIONS] = std::array::from_fn(|j| issue.order(own_pos[j]));
+        // Own times are `(0, step, issue position)`.
+        let mine: [i64; POSITIONS] =
+            std::array::from_fn(|j| clock.at(0, 0, issue.order(own_pos[j])));
         let my_id = grid.id(me);
         // The blocks (in y and z) one of whose loads lands on this row, with those loads, and in
         // x those whose loads can reach the row's sectors.
@@ -504,7 +584,9 @@ impl RowPass {
                 self.yz_acc.push((by, bz, *a));
             }
         }
-        self.yz_acc.sort_unstable_by_key(|e| (e.0, e.1, e.2.slot));
+        // Only the grouping matters: the links found do not depend on the order of neighbours.
+        let bz_count = grid.blocks[2];
+        self.yz_acc.sort_unstable_by_key(|e| e.0 * bz_count + e.1);
         let bx_lo = ((xlo - reach[0].1).div_euclid(grid.tile[0]) - 1).max(0);
         let bx_hi = ((xhi - reach[0].0).div_euclid(grid.tile[0]) + 1).min(grid.blocks[0] - 1);
         let mut group = std::mem::take(&mut self.group_acc);
@@ -516,41 +598,128 @@ impl RowPass {
                 group.push(self.yz_acc[i].2);
                 i += 1;
             }
-            let mut cached = None;
-            for bx in bx_lo..=bx_hi {
-                let nb = [bx, by, bz];
-                if nb == me {
-                    continue;
+            let tile0 = grid.tile[0];
+            // The neighbour at `bx`, or `None` where it is this block or starts a wave or more
+            // after it (it cannot be an earlier access); with its time offsets per own position.
+            let when_of = |walks: &[Walk; POSITIONS], bx: i64| {
+                let delta = my_id - grid.id([bx, by, bz]);
+                if [bx, by, bz] == me || delta <= -wave {
+                    return None;
                 }
-                let delta = my_id - grid.id(nb);
-                if delta <= -wave {
-                    continue;
-                }
-                let at = grid.at(nb);
-                self.link_neighbour(
-                    plane,
-                    pi,
-                    &group,
-                    sh,
-                    r,
-                    &at,
-                    delta,
-                    &mut cached,
-                    s0,
-                    ns,
+                Some(Offsets {
                     clock,
-                    issue,
-                    &own_pos,
-                    &mine,
+                    mine,
+                    when: std::array::from_fn(|j| {
+                        clock.at(walks[j].wave, 0, walks[j].order(issue))
+                    }),
+                })
+            };
+            let walks_at = |bx: i64| -> [Walk; POSITIONS] {
+                let delta = my_id - grid.id([bx, by, bz]);
+                std::array::from_fn(|j| Walk::new(own_pos[j] - delta, issue))
+            };
+            let (mut full_lo, mut full_hi) = (bx_lo, bx_hi);
+            if (tile0 * plane.pitch) % s == 0 {
+                // Full tiles touch the row as the first full tile of the row of blocks does,
+                // shifted by whole sectors: its first step per sector is built once, and only
+                // the neighbours that reach the row's sectors are visited.
+                let first = grid.at([bx_lo, by, bz]);
+                let at = BlockAt {
+                    origin: first.origin,
+                    ext: [tile0, first.ext[1], first.ext[2]],
+                };
+                let g0 = self.group_first(plane, pi, &group, &at, sh, r);
+                let (len, ts) = (self.grp_first.len() as i64, tile0 * plane.pitch / s);
+                let k_min = (s0 - len - g0).div_euclid(ts) + 1;
+                let k_max = -(-(s0 + ns as i64 - g0)).div_euclid(ts) - 1;
+                let last_full = if grid.domain[0] % tile0 == 0 {
+                    grid.blocks[0] - 1
+                } else {
+                    grid.blocks[0] - 2
+                };
+                let (lo, hi) = (
+                    (bx_lo + k_min).max(bx_lo),
+                    (bx_lo + k_max).min(bx_hi).min(last_full),
                 );
+                if lo <= hi {
+                    let mut walks = walks_at(lo);
+                    for bx in lo..=hi {
+                        if let Some(nt) = when_of(&walks, bx) {
+                            self.link_shifted(g0 + (bx - bx_lo) * ts, s0, ns, &nt);
+                        }
+                        walks.iter_mut().for_each(|w| w.next(issue));
+                    }
+                }
+                // Only a partial last tile is left.
+                (full_lo, full_hi) = ((last_full + 1).max(bx_lo), bx_hi);
+                if full_lo > full_hi {
+                    continue;
+                }
+            }
+            let mut cached = None;
+            let mut walks = walks_at(full_lo);
+            for bx in full_lo..=full_hi {
+                if let Some(nt) = when_of(&walks, bx) {
+                    let at = grid.at([bx, by, bz]);
+                    self.link_neighbour(plane, pi, &group, sh, r, &at, &mut cached, s0, ns, &nt);
+                }
+                walks.iter_mut().for_each(|w| w.next(issue));
             }
         }
         self.group_acc = group;
         self.emit_links(ns, clock, issue, &own_pos, w);
     }
 
-    /// Updates the previous accesses of the row's sectors with those of the block at `at`,
-    /// `delta` blocks earlier in launch order.
+    /// The first step of the block at `at` per sector of row `r`, into `grp_first` from the
+    /// returned sector on (`NONE` where it touches none); `acc` are its accesses to the row.
+    fn group_first(
+        &mut self,
+        plane: &Plane,
+        pi: usize,
+        acc: &[PlaneAccess],
+        at: &BlockAt,
+        sh: &Shape,
+        r: &SampledRow,
+    ) -> i64 {
+        let s = sh.sector;
+        let mut nb = std::mem::take(&mut self.nb);
+        touches(&mut nb, plane, pi, acc, at, sh, r.y, r.z, false);
+        let (mut lo, mut hi) = (i64::MAX, i64::MIN);
+        for t in &nb {
+            lo = lo.min(div_pow2(t.start, s));
+            hi = hi.max(div_pow2(t.start + (t.n - 1) * t.pitch + t.len - 1, s));
+        }
+        self.grp_first.clear();
+        if lo <= hi {
+            self.grp_first.resize((hi - lo + 1) as usize, NONE);
+        }
+        for t in &nb {
+            sector_ranges(t, s, &mut self.ranges);
+            for &(f, l) in &self.ranges {
+                for v in &mut self.grp_first[(f - lo) as usize..=(l - lo) as usize] {
+                    *v = (*v).min(t.step);
+                }
+            }
+        }
+        self.nb = nb;
+        lo
+    }
+
+    /// Updates the previous accesses of the row's sectors (from sector `s0`, `ns` of them) with
+    /// those of a neighbour whose first steps per sector are `grp_first` from sector `g0` on, and
+    /// whose time offsets per own position are `when`.
+    #[allow(clippy::too_many_arguments)]
+    fn link_shifted(&mut self, g0: i64, s0: i64, ns: usize, nt: &Offsets) {
+        let lo = g0.max(s0);
+        let hi = (g0 + self.grp_first.len() as i64).min(s0 + ns as i64);
+        for u in lo..hi {
+            let (k, then) = ((u - s0) as usize, self.grp_first[(u - g0) as usize]);
+            keep_latest(&mut self.best, k, self.first[k], then, nt);
+        }
+    }
+
+    /// Updates the previous accesses of the row's sectors with those of the block at `at`, whose
+    /// time offsets per own position are `when`.
     #[allow(clippy::too_many_arguments)]
     fn link_neighbour(
         &mut self,
@@ -560,17 +729,12 @@ impl RowPass {
         sh: &Shape,
         r: &SampledRow,
         at: &BlockAt,
-        delta: i64,
         cached: &mut Option<(i64, [i64; 3])>,
         s0: i64,
         ns: usize,
-        clock: Clock,
-        issue: Issue,
-        own_pos: &[i64; POSITIONS],
-        mine: &[i64; POSITIONS],
+        nt: &Offsets,
     ) {
         let s = sh.sector;
-        let wave = issue.wave;
         {
             let n_at = at;
             // Neighbours differing only in x touch this row alike, shifted by whole tiles.
@@ -624,26 +788,9 @@ impl RowPass {
             if lo >= hi {
                 return;
             }
-            // The neighbour's wave (relative) and issue position, per sampled own position.
-            let mut when = [(0i64, 0i64); POSITIONS];
-            for (j, v) in when.iter_mut().enumerate() {
-                let q = own_pos[j] - delta;
-                *v = (q.div_euclid(wave), issue.order(q.rem_euclid(wave)));
-            }
             for k in lo..hi {
-                let (own, then) = (self.first[k], self.nb_first[k]);
-                self.nb_first[k] = NONE;
-                if own == NONE || then == NONE {
-                    continue;
-                }
-                for (j, &(o, ord)) in when.iter().enumerate() {
-                    let me = clock.at(0, own as i64, mine[j]);
-                    let t = clock.at(o, then as i64, ord);
-                    let b = &mut self.best[k * POSITIONS + j];
-                    if t < me && t > *b {
-                        *b = t;
-                    }
-                }
+                let then = std::mem::replace(&mut self.nb_first[k], NONE);
+                keep_latest(&mut self.best, k, self.first[k], then, nt);
             }
         }
     }
