@@ -289,7 +289,10 @@ impl<'a> Window<'a> {
 /// independent and overlap in the CPU. Every cell gets the same operations as in a plain sweep.
 fn prefix_sums(t: &mut [f64], n: usize) {
     const LAG: usize = 4;
-    let mut i0 = 1;
+    // Leading rows without entries stay zero (each of their cells would sum zeros).
+    let mut i0 = (1..n)
+        .find(|&i| t[i * n + 1..(i + 1) * n].iter().any(|v| *v != 0.0))
+        .unwrap_or(n);
     while i0 < n {
         let rows = LAG.min(n - i0);
         for tau in 1..n + rows - 1 {
