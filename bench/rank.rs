@@ -1,27 +1,44 @@
-//! Criterion benchmark: ranking the whole star3d_r4 f64 space for an H100 (configurations per
-//! second = the reported throughput). Run: `cargo bench --bench rank`.
+//! Criterion benchmark: ranking the whole configuration space (all threads of the machine), as
+//! `stencilscope rank` does, for the shipped stencils (f64, H100, 640×512×512) and the D3Q19 LBM
+//! kernel (H200, 256³); the throughput is in configurations (legal or not) per second.
+//! Run: `cargo bench --bench rank`.
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use stencilscope::config::enumerate;
-use stencilscope::ir::Domain;
+use stencilscope::ir::{Domain, Kernel};
 use stencilscope::rank::{rank, RankOptions};
-use stencilscope::spec::{load_machine, load_stencil};
+use stencilscope::spec::{load_definition, load_machine};
 
 fn bench_rank(c: &mut Criterion) {
-    let machine = load_machine("h100-sxm").expect("preset");
-    let domain = Domain::new3(640, 512, 512);
     let opts = RankOptions::default();
     let mut g = c.benchmark_group("rank");
     g.sample_size(10);
-    for name in ["star3d_r4", "star3d_r1", "box3d_r1"] {
-        let kernel = load_stencil(format!("stencils/{name}.toml").as_ref())
-            .expect("shipped stencil")
+    const STENCIL: [usize; 3] = [640, 512, 512];
+    const LBM: [usize; 3] = [256, 256, 256];
+    let cases = [
+        ("stencils/star3d_r4.toml", "h100-sxm", STENCIL),
+        ("stencils/star3d_r1.toml", "h100-sxm", STENCIL),
+        ("stencils/box3d_r1.toml", "h100-sxm", STENCIL),
+        ("lbm/d3q19_srt_pull.toml", "h200", LBM),
+    ];
+    for (file, machine, [x, y, z]) in cases {
+        let domain = Domain::new3(x, y, z);
+        let machine = load_machine(machine).expect("preset");
+        let path = format!("{}/{file}", env!("CARGO_MANIFEST_DIR"));
+        let kernel: Kernel = load_definition(path.as_ref())
+            .expect("shipped definition")
             .kernel;
         let n = enumerate(&domain, &opts.space).len() as u64;
         g.throughput(Throughput::Elements(n));
-        g.bench_function(format!("{name}_f64_h100_640x512x512"), |b| {
-            b.iter(|| rank(&kernel, &domain, &machine, &opts).expect("ranks"))
-        });
+        g.bench_function(
+            format!(
+                "{}_{}_{}_{x}x{y}x{z}",
+                kernel.name,
+                kernel.dtype(),
+                machine.name
+            ),
+            |b| b.iter(|| rank(&kernel, &domain, &machine, &opts).expect("ranks")),
+        );
     }
     g.finish();
 }

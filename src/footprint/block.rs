@@ -104,6 +104,8 @@ pub(crate) struct BlockScratch {
     merged: Vec<Link>,
     link_index: HashMap<u64, usize, BuildHasherDefault<IntHasher>>,
     share: Vec<(u32, Vec<f64>)>,
+    bin_of: Vec<u32>,
+    offs: Vec<i64>,
 }
 
 /// Blocks sharing an SM with a block, on average over blocks: a full wave fills every SM; a grid
@@ -148,6 +150,8 @@ struct Window<'a> {
     cum: &'a [f64],
     steps: usize,
     bins: usize,
+    /// The bin of every step `0..=steps` (a lookup: `bin` is called in the inner loops).
+    bin_of: &'a [u32],
     wave: f64,
 }
 
@@ -157,20 +161,24 @@ impl<'a> Window<'a> {
         cum: &'a [f64],
         steps: usize,
         bins: usize,
+        bin_of: &'a mut Vec<u32>,
         wave: f64,
     ) -> Window<'a> {
+        bin_of.clear();
+        bin_of.extend((0..=steps).map(|step| (step * bins / steps.max(1)) as u32));
         Window {
             tables,
             used: 0,
             cum,
             steps,
             bins,
+            bin_of,
             wave,
         }
     }
 
     fn bin(&self, step: usize) -> usize {
-        step * self.bins / self.steps.max(1)
+        self.bin_of[step] as usize
     }
 
     /// Records `w` sectors linked `m` waves apart, at steps `then` and `now`.
@@ -198,11 +206,7 @@ impl<'a> Window<'a> {
     fn finish(&mut self) {
         let n = self.bins + 1;
         for (_, t) in self.tables[..self.used].iter_mut() {
-            for i in 1..n {
-                for j in 1..n {
-                    t[i * n + j] += t[(i - 1) * n + j] + t[i * n + j - 1] - t[(i - 1) * n + j - 1];
-                }
-            }
+            prefix_sums(t, n);
         }
     }
 
@@ -279,6 +283,30 @@ impl<'a> Window<'a> {
     }
 }
 
+/// Turns the `n × n` table `t` (row 0 and column 0 zero) into its 2D prefix sums,
+/// `t[i][j] += t[i-1][j] + t[i][j-1] - t[i-1][j-1]`. Each cell waits for its left neighbour, so
+/// `LAG` rows are swept together, each a column behind the one above: their chains are
+/// independent and overlap in the CPU. Every cell gets the same operations as in a plain sweep.
+fn prefix_sums(t: &mut [f64], n: usize) {
+    const LAG: usize = 4;
+    // Leading rows without entries stay zero (each of their cells would sum zeros).
+    let mut i0 = (1..n)
+        .find(|&i| t[i * n + 1..(i + 1) * n].iter().any(|v| *v != 0.0))
+        .unwrap_or(n);
+    while i0 < n {
+        let rows = LAG.min(n - i0);
+        for tau in 1..n + rows - 1 {
+            for q in 0..rows {
+                let (i, j) = (i0 + q, tau.wrapping_sub(q));
+                if (1..n).contains(&j) {
+                    t[i * n + j] += t[(i - 1) * n + j] + t[i * n + j - 1] - t[(i - 1) * n + j - 1];
+                }
+            }
+        }
+        i0 += rows;
+    }
+}
+
 /// Samples along one axis of `g` blocks: `(block index, blocks it stands for)`.
 fn positions(g: usize) -> Vec<(usize, f64)> {
     match g {
@@ -335,9 +363,14 @@ impl BlockScratch {
             cuts.clear();
             let span = self.reach[d].1 - self.reach[d].0 + at.ext[d];
             let r = span / tile[d] + 1;
-            for a in &self.loads {
+            // Loads with the same offset along `d` give the same cuts.
+            self.offs.clear();
+            self.offs.extend(self.loads.iter().map(|a| a.off[d]));
+            self.offs.sort_unstable();
+            self.offs.dedup();
+            for &off in &self.offs {
                 for j in 0..=fold[d] {
-                    let v = at.origin[d] + a.off[d] + (j * block[d]).min(at.ext[d]);
+                    let v = at.origin[d] + off + (j * block[d]).min(at.ext[d]);
                     for k in -r..=r {
                         cuts.push(v + k * tile[d]);
                     }
@@ -762,7 +795,14 @@ impl BlockScratch {
             }
         }
         let bins = steps.min(MAX_BINS);
-        let mut win = Window::new(&mut self.share, &self.cum, steps, bins, wave);
+        let mut win = Window::new(
+            &mut self.share,
+            &self.cum,
+            steps,
+            bins,
+            &mut self.bin_of,
+            wave,
+        );
         for c in &self.merged {
             win.add(c.m, c.then as usize, c.now as usize, c.sectors * scale);
         }

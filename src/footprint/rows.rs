@@ -95,6 +95,89 @@ impl Issue {
     }
 }
 
+/// The wave (relative) and issue position of the block at launch offset `q`, kept for `q`,
+/// `q + 1`, ... without a division per step (neighbours along x are consecutive launches).
+#[derive(Debug, Clone, Copy)]
+struct Walk {
+    wave: i64,
+    pos: i64,
+    pos_mod_sms: i64,
+    pos_div_sms: i64,
+}
+
+impl Walk {
+    fn new(q: i64, issue: Issue) -> Walk {
+        let pos = q.rem_euclid(issue.wave);
+        Walk {
+            wave: q.div_euclid(issue.wave),
+            pos,
+            pos_mod_sms: pos % issue.sms,
+            pos_div_sms: pos / issue.sms,
+        }
+    }
+
+    /// Moves to `q + 1`.
+    fn next(&mut self, issue: Issue) {
+        self.pos += 1;
+        self.pos_mod_sms += 1;
+        if self.pos_mod_sms == issue.sms {
+            self.pos_mod_sms = 0;
+            self.pos_div_sms += 1;
+        }
+        if self.pos == issue.wave {
+            *self = Walk {
+                wave: self.wave + 1,
+                pos: 0,
+                pos_mod_sms: 0,
+                pos_div_sms: 0,
+            };
+        }
+    }
+
+    /// `issue.order(pos)`.
+    fn order(&self, issue: Issue) -> i64 {
+        let per_sm = (issue.wave + issue.sms - 1) / issue.sms;
+        self.pos_mod_sms * per_sm + self.pos_div_sms
+    }
+}
+
+/// Times of the machine's run `(wave, step, issue position)`, packed into bit fields of an `i64`
+/// so that they compare in that lexicographic order and unpack with shifts, not divisions.
+#[derive(Debug, Clone, Copy)]
+struct Clock {
+    /// Bits of the step field.
+    step_bits: u32,
+    /// Bits of the issue-position field.
+    pos_bits: u32,
+}
+
+impl Clock {
+    fn new(steps: i64, wave: i64) -> Clock {
+        let bits = |n: i64| 64 - (n.max(1) - 1).leading_zeros();
+        Clock {
+            step_bits: bits(steps),
+            pos_bits: bits(wave),
+        }
+    }
+
+    /// The time of step `step` at issue position `ord` of wave `w` (relative, may be negative).
+    #[inline]
+    fn at(&self, w: i64, step: i64, ord: i64) -> i64 {
+        (((w << self.step_bits) + step) << self.pos_bits) + ord
+    }
+
+    /// `(wave, step, issue position)` of a time.
+    #[inline]
+    fn parts(&self, t: i64) -> (i64, i64, i64) {
+        let ws = t >> self.pos_bits;
+        (
+            ws >> self.step_bits,
+            ws & ((1 << self.step_bits) - 1),
+            t & ((1 << self.pos_bits) - 1),
+        )
+    }
+}
+
 /// A re-fetch from L2 after an L1 eviction.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub(crate) struct Refetch {
@@ -168,6 +251,8 @@ pub(crate) struct RowPass {
     last: Vec<u32>,
     first: Vec<u32>,
     nb_first: Vec<u32>,
+    /// First step per sector of a group's base neighbour.
+    grp_first: Vec<u32>,
     best: Vec<i64>,
     /// Per step: issued loads before it (the L1 model's clock).
     load_before: Vec<u32>,
@@ -254,16 +339,53 @@ fn touches(
     }
 }
 
+/// `x.div_euclid(d)` for a power of two `d` (sector and line sizes): a shift, not a division.
+#[inline]
+fn div_pow2(x: i64, d: i64) -> i64 {
+    debug_assert!(d > 0 && d.count_ones() == 1);
+    x >> d.trailing_zeros()
+}
+
+/// The time offsets, per sampled own position, of the representative block (`mine`) and of a
+/// neighbour (`when`).
+#[derive(Debug, Clone, Copy)]
+struct Offsets {
+    clock: Clock,
+    mine: [i64; POSITIONS],
+    when: [i64; POSITIONS],
+}
+
+/// Keeps in `best` (per sector `k` and own position) the latest time before the own first touch
+/// of sector `k` at step `own` among those so far and a neighbour's first touch at step `then`
+/// (`NONE`: untouched), whose time offsets per own position are `when` (`mine`: the own ones).
+#[inline]
+fn keep_latest(best: &mut [i64], k: usize, own: u32, then: u32, nt: &Offsets) {
+    if own == NONE || then == NONE {
+        return;
+    }
+    let (own, then) = (
+        nt.clock.at(0, own as i64, 0),
+        nt.clock.at(0, then as i64, 0),
+    );
+    for j in 0..POSITIONS {
+        let (me, t) = (own + nt.mine[j], then + nt.when[j]);
+        let b = &mut best[k * POSITIONS + j];
+        if t < me && t > *b {
+            *b = t;
+        }
+    }
+}
+
 /// Sector ranges `[first, last]` of a touch, in increasing order, into `out`.
 fn sector_ranges(t: &Touch, s: i64, out: &mut Vec<(i64, i64)>) {
     out.clear();
     if t.n == 1 {
-        out.push((t.start.div_euclid(s), (t.start + t.len - 1).div_euclid(s)));
+        out.push((div_pow2(t.start, s), div_pow2(t.start + t.len - 1, s)));
         return;
     }
     for k in 0..t.n {
         let a = t.start + k * t.pitch;
-        let (f, l) = (a.div_euclid(s), (a + t.len - 1).div_euclid(s));
+        let (f, l) = (div_pow2(a, s), div_pow2(a + t.len - 1, s));
         match out.last_mut() {
             Some(r) if f <= r.1 + 1 => r.1 = r.1.max(l),
             _ => out.push((f, l)),
@@ -349,9 +471,9 @@ impl RowPass {
                 hi = hi.max(t.start + (t.n - 1) * t.pitch + t.len);
             }
             // Sectors and lines of the row, indexed from the row's first line.
-            let l0 = lo.div_euclid(line);
+            let l0 = div_pow2(lo, line);
             let s0 = l0 * spl;
-            let nl = ((hi - 1).div_euclid(line) - l0 + 1) as usize;
+            let nl = (div_pow2(hi - 1, line) - l0 + 1) as usize;
             let ns = nl * spl as usize;
             self.first.clear();
             self.first.resize(ns, NONE);
@@ -369,7 +491,7 @@ impl RowPass {
                     for &(f, l) in &self.ranges {
                         let mut x = f;
                         while x <= l {
-                            let li = x.div_euclid(spl);
+                            let li = div_pow2(x, spl);
                             let end = l.min(li * spl + spl - 1);
                             let bits = (end - x + 1) as u32;
                             let m = (u64::MAX >> (64 - bits)) << (x - li * spl);
@@ -457,6 +579,10 @@ impl RowPass {
         );
         let own_pos: [i64; POSITIONS] =
             std::array::from_fn(|j| ((2 * j as i64 + 1) * wave) / (2 * POSITIONS as i64));
+        let clock = Clock::new(steps, wave);
+        // Own times are `(0, step, issue position)`.
+        let mine: [i64; POSITIONS] =
+            std::array::from_fn(|j| clock.at(0, 0, issue.order(own_pos[j])));
         let my_id = grid.id(me);
         // The blocks (in y and z) one of whose loads lands on this row, with those loads, and in
         // x those whose loads can reach the row's sectors.
@@ -468,7 +594,9 @@ impl RowPass {
                 self.yz_acc.push((by, bz, *a));
             }
         }
-        self.yz_acc.sort_unstable_by_key(|e| (e.0, e.1, e.2.slot));
+        // Only the grouping matters: the links found do not depend on the order of neighbours.
+        let bz_count = grid.blocks[2];
+        self.yz_acc.sort_unstable_by_key(|e| e.0 * bz_count + e.1);
         let bx_lo = ((xlo - reach[0].1).div_euclid(grid.tile[0]) - 1).max(0);
         let bx_hi = ((xhi - reach[0].0).div_euclid(grid.tile[0]) + 1).min(grid.blocks[0] - 1);
         let mut group = std::mem::take(&mut self.group_acc);
@@ -480,40 +608,128 @@ impl RowPass {
                 group.push(self.yz_acc[i].2);
                 i += 1;
             }
-            let mut cached = None;
-            for bx in bx_lo..=bx_hi {
-                let nb = [bx, by, bz];
-                if nb == me {
-                    continue;
+            let tile0 = grid.tile[0];
+            // The neighbour at `bx`, or `None` where it is this block or starts a wave or more
+            // after it (it cannot be an earlier access); with its time offsets per own position.
+            let when_of = |walks: &[Walk; POSITIONS], bx: i64| {
+                let delta = my_id - grid.id([bx, by, bz]);
+                if [bx, by, bz] == me || delta <= -wave {
+                    return None;
                 }
-                let delta = my_id - grid.id(nb);
-                if delta <= -wave {
-                    continue;
-                }
-                let at = grid.at(nb);
-                self.link_neighbour(
-                    plane,
-                    pi,
-                    &group,
-                    sh,
-                    r,
-                    &at,
-                    delta,
-                    &mut cached,
-                    s0,
-                    ns,
-                    steps,
-                    issue,
-                    &own_pos,
+                Some(Offsets {
+                    clock,
+                    mine,
+                    when: std::array::from_fn(|j| {
+                        clock.at(walks[j].wave, 0, walks[j].order(issue))
+                    }),
+                })
+            };
+            let walks_at = |bx: i64| -> [Walk; POSITIONS] {
+                let delta = my_id - grid.id([bx, by, bz]);
+                std::array::from_fn(|j| Walk::new(own_pos[j] - delta, issue))
+            };
+            let (mut full_lo, mut full_hi) = (bx_lo, bx_hi);
+            if (tile0 * plane.pitch) % s == 0 {
+                // Full tiles touch the row as the first full tile of the row of blocks does,
+                // shifted by whole sectors: its first step per sector is built once, and only
+                // the neighbours that reach the row's sectors are visited.
+                let first = grid.at([bx_lo, by, bz]);
+                let at = BlockAt {
+                    origin: first.origin,
+                    ext: [tile0, first.ext[1], first.ext[2]],
+                };
+                let g0 = self.group_first(plane, pi, &group, &at, sh, r);
+                let (len, ts) = (self.grp_first.len() as i64, tile0 * plane.pitch / s);
+                let k_min = (s0 - len - g0).div_euclid(ts) + 1;
+                let k_max = -(-(s0 + ns as i64 - g0)).div_euclid(ts) - 1;
+                let last_full = if grid.domain[0] % tile0 == 0 {
+                    grid.blocks[0] - 1
+                } else {
+                    grid.blocks[0] - 2
+                };
+                let (lo, hi) = (
+                    (bx_lo + k_min).max(bx_lo),
+                    (bx_lo + k_max).min(bx_hi).min(last_full),
                 );
+                if lo <= hi {
+                    let mut walks = walks_at(lo);
+                    for bx in lo..=hi {
+                        if let Some(nt) = when_of(&walks, bx) {
+                            self.link_shifted(g0 + (bx - bx_lo) * ts, s0, ns, &nt);
+                        }
+                        walks.iter_mut().for_each(|w| w.next(issue));
+                    }
+                }
+                // Only a partial last tile is left.
+                (full_lo, full_hi) = ((last_full + 1).max(bx_lo), bx_hi);
+                if full_lo > full_hi {
+                    continue;
+                }
+            }
+            let mut cached = None;
+            let mut walks = walks_at(full_lo);
+            for bx in full_lo..=full_hi {
+                if let Some(nt) = when_of(&walks, bx) {
+                    let at = grid.at([bx, by, bz]);
+                    self.link_neighbour(plane, pi, &group, sh, r, &at, &mut cached, s0, ns, &nt);
+                }
+                walks.iter_mut().for_each(|w| w.next(issue));
             }
         }
         self.group_acc = group;
-        self.emit_links(ns, steps, issue, &own_pos, w);
+        self.emit_links(ns, clock, issue, &own_pos, w);
     }
 
-    /// Updates the previous accesses of the row's sectors with those of the block at `at`,
-    /// `delta` blocks earlier in launch order.
+    /// The first step of the block at `at` per sector of row `r`, into `grp_first` from the
+    /// returned sector on (`NONE` where it touches none); `acc` are its accesses to the row.
+    fn group_first(
+        &mut self,
+        plane: &Plane,
+        pi: usize,
+        acc: &[PlaneAccess],
+        at: &BlockAt,
+        sh: &Shape,
+        r: &SampledRow,
+    ) -> i64 {
+        let s = sh.sector;
+        let mut nb = std::mem::take(&mut self.nb);
+        touches(&mut nb, plane, pi, acc, at, sh, r.y, r.z, false);
+        let (mut lo, mut hi) = (i64::MAX, i64::MIN);
+        for t in &nb {
+            lo = lo.min(div_pow2(t.start, s));
+            hi = hi.max(div_pow2(t.start + (t.n - 1) * t.pitch + t.len - 1, s));
+        }
+        self.grp_first.clear();
+        if lo <= hi {
+            self.grp_first.resize((hi - lo + 1) as usize, NONE);
+        }
+        for t in &nb {
+            sector_ranges(t, s, &mut self.ranges);
+            for &(f, l) in &self.ranges {
+                for v in &mut self.grp_first[(f - lo) as usize..=(l - lo) as usize] {
+                    *v = (*v).min(t.step);
+                }
+            }
+        }
+        self.nb = nb;
+        lo
+    }
+
+    /// Updates the previous accesses of the row's sectors (from sector `s0`, `ns` of them) with
+    /// those of a neighbour whose first steps per sector are `grp_first` from sector `g0` on, and
+    /// whose time offsets per own position are `when`.
+    #[allow(clippy::too_many_arguments)]
+    fn link_shifted(&mut self, g0: i64, s0: i64, ns: usize, nt: &Offsets) {
+        let lo = g0.max(s0);
+        let hi = (g0 + self.grp_first.len() as i64).min(s0 + ns as i64);
+        for u in lo..hi {
+            let (k, then) = ((u - s0) as usize, self.grp_first[(u - g0) as usize]);
+            keep_latest(&mut self.best, k, self.first[k], then, nt);
+        }
+    }
+
+    /// Updates the previous accesses of the row's sectors with those of the block at `at`, whose
+    /// time offsets per own position are `when`.
     #[allow(clippy::too_many_arguments)]
     fn link_neighbour(
         &mut self,
@@ -523,16 +739,12 @@ impl RowPass {
         sh: &Shape,
         r: &SampledRow,
         at: &BlockAt,
-        delta: i64,
         cached: &mut Option<(i64, [i64; 3])>,
         s0: i64,
         ns: usize,
-        steps: i64,
-        issue: Issue,
-        own_pos: &[i64; POSITIONS],
+        nt: &Offsets,
     ) {
         let s = sh.sector;
-        let wave = issue.wave;
         {
             let n_at = at;
             // Neighbours differing only in x touch this row alike, shifted by whole tiles.
@@ -560,7 +772,7 @@ impl RowPass {
                     continue;
                 }
                 if t.n == 1 {
-                    let (f, l) = (t.start.div_euclid(s), (end - 1).div_euclid(s));
+                    let (f, l) = (div_pow2(t.start, s), div_pow2(end - 1, s));
                     let (f, l) = (f.max(s0), l.min(s0 + ns as i64 - 1));
                     lo = lo.min((f - s0) as usize);
                     hi = hi.max((l - s0) as usize + 1);
@@ -586,27 +798,9 @@ impl RowPass {
             if lo >= hi {
                 return;
             }
-            // The neighbour's wave (relative) and issue position, per sampled own position.
-            let mut when = [(0i64, 0i64); POSITIONS];
-            for (j, v) in when.iter_mut().enumerate() {
-                let q = own_pos[j] - delta;
-                *v = (q.div_euclid(wave), issue.order(q.rem_euclid(wave)));
-            }
-            let mine: [i64; POSITIONS] = std::array::from_fn(|j| issue.order(own_pos[j]));
             for k in lo..hi {
-                let (own, then) = (self.first[k], self.nb_first[k]);
-                self.nb_first[k] = NONE;
-                if own == NONE || then == NONE {
-                    continue;
-                }
-                for (j, &(o, ord)) in when.iter().enumerate() {
-                    let me = own as i64 * wave + mine[j];
-                    let t = (o * steps + then as i64) * wave + ord;
-                    let b = &mut self.best[k * POSITIONS + j];
-                    if t < me && t > *b {
-                        *b = t;
-                    }
-                }
+                let then = std::mem::replace(&mut self.nb_first[k], NONE);
+                keep_latest(&mut self.best, k, self.first[k], then, nt);
             }
         }
     }
@@ -615,27 +809,28 @@ impl RowPass {
     fn emit_links(
         &mut self,
         ns: usize,
-        steps: i64,
+        clock: Clock,
         issue: Issue,
         own_pos: &[i64; POSITIONS],
         w: f64,
     ) {
         let wave = issue.wave;
         let wj = w / POSITIONS as f64;
+        let parts: [f32; POSITIONS] =
+            std::array::from_fn(|j| issue.order(own_pos[j]) as f32 / wave as f32);
         for k in 0..ns {
             let own = self.first[k];
             if own == NONE {
                 continue;
             }
-            for (j, &pos) in own_pos.iter().enumerate() {
+            for (j, &part) in parts.iter().enumerate() {
                 let b = self.best[k * POSITIONS + j];
                 if b == i64::MIN {
                     continue;
                 }
-                let (t, ord) = (b.div_euclid(wave), b.rem_euclid(wave));
-                let (m, then) = ((-t.div_euclid(steps)) as u32, t.rem_euclid(steps) as u32);
+                let (o, then, ord) = clock.parts(b);
+                let (m, then) = ((-o) as u32, then as u32);
                 let rest = (wave - 1 - ord) as f32 / wave as f32;
-                let part = issue.order(pos) as f32 / wave as f32;
                 match self.links.last_mut() {
                     Some(c)
                         if c.m == m
