@@ -5,8 +5,9 @@ use super::cache::{Key, Record};
 use super::metrics::{geomean_rel_error, kendall_tau_b, pct_of_oracle, spearman};
 use super::plan::{Candidate, Selection, SpaceSpec};
 use crate::config::LaunchConfig;
-use crate::ir::{Domain, Dtype};
 use crate::footprint::DataVolumes;
+use crate::ir::{Domain, Dtype};
+use crate::machine::Occupancy;
 use crate::model::{LevelTimes, Limiter, Prediction};
 use crate::runtime::measure::{Status, VerifyScope};
 use crate::runtime::BackendKind;
@@ -109,6 +110,14 @@ pub struct Point {
     pub volumes: DataVolumes,
     /// The model's factor for the partial last wave.
     pub wave_factor: f64,
+    /// Blocks over the resident block slots (the waves the factor comes from).
+    pub waves: f64,
+    /// The model's factor for latency that too few resident warps leave exposed.
+    pub hiding_factor: f64,
+    /// Registers per thread the model assumed.
+    pub registers: usize,
+    /// Resident blocks and warps per SM the model assumed (calibration groups by them).
+    pub occupancy: Occupancy,
 }
 
 /// A configuration that did not yield a verified time.
@@ -297,6 +306,10 @@ pub fn summarize(
                         times: p.times,
                         volumes: p.volumes,
                         wave_factor: p.wave_factor,
+                        waves: p.waves,
+                        hiding_factor: p.hiding_factor,
+                        registers: p.registers,
+                        occupancy: p.occupancy,
                     };
                     if top1.is_none() {
                         top1 = Some(Choice {
@@ -443,7 +456,7 @@ pub fn best_fixed(summaries: &mut [Summary]) -> Option<(LaunchConfig, f64)> {
 mod tests {
     use super::*;
     use crate::bench::plan::Reason;
-    use crate::machine::{Occupancy, OccupancyLimiter};
+    use crate::machine::OccupancyLimiter;
     use crate::runtime::measure::Verification;
 
     fn cfg(bx: usize) -> LaunchConfig {
@@ -478,6 +491,7 @@ mod tests {
             },
             waves: 1.0,
             wave_factor: 1.0,
+            hiding_factor: 1.0,
         }
     }
 
