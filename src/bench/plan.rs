@@ -199,7 +199,6 @@ mod tests {
             },
             waves: 1.0,
             wave_factor: 1.0,
-            hiding_factor: 1.0,
         };
         (0..n)
             .map(|i| Ranked {

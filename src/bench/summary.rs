@@ -112,8 +112,6 @@ pub struct Point {
     pub wave_factor: f64,
     /// Blocks over the resident block slots (the waves the factor comes from).
     pub waves: f64,
-    /// The model's factor for latency that too few resident warps leave exposed.
-    pub hiding_factor: f64,
     /// Registers per thread the model assumed.
     pub registers: usize,
     /// Resident blocks and warps per SM the model assumed (calibration groups by them).
@@ -307,7 +305,6 @@ pub fn summarize(
                         volumes: p.volumes,
                         wave_factor: p.wave_factor,
                         waves: p.waves,
-                        hiding_factor: p.hiding_factor,
                         registers: p.registers,
                         occupancy: p.occupancy,
                     };
@@ -491,7 +488,6 @@ mod tests {
             },
             waves: 1.0,
             wave_factor: 1.0,
-            hiding_factor: 1.0,
         }
     }
 

@@ -395,7 +395,7 @@ mod tests {
         let e = parse_machine(&text.replace("sms = 132", "sms = -4"), "m.toml").unwrap_err();
         assert!(e.to_string().starts_with("m.toml:6:7"), "{e}");
         let e = parse_machine(
-            &text.replace("dram_bandwidth = 3.35e12", "dram_bandwidth = 0.0"),
+            &text.replace("dram_bandwidth = 2.9e12", "dram_bandwidth = 0.0"),
             "m.toml",
         )
         .unwrap_err();
