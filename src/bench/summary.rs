@@ -7,6 +7,7 @@ use super::plan::{Candidate, Selection, SpaceSpec};
 use crate::config::LaunchConfig;
 use crate::footprint::DataVolumes;
 use crate::ir::{Domain, Dtype};
+use crate::machine::Occupancy;
 use crate::model::{LevelTimes, Limiter, Prediction};
 use crate::runtime::measure::{Status, VerifyScope};
 use crate::runtime::BackendKind;
@@ -112,6 +113,12 @@ pub struct Point {
     pub volumes: DataVolumes,
     /// The model's factor for the partial last wave.
     pub wave_factor: f64,
+    /// Blocks over the resident block slots (the waves the factor comes from).
+    pub waves: f64,
+    /// Registers per thread the model assumed.
+    pub registers: usize,
+    /// Resident blocks and warps per SM the model assumed (calibration groups by them).
+    pub occupancy: Occupancy,
 }
 
 /// A configuration that did not yield a verified time.
@@ -300,6 +307,9 @@ pub fn summarize(
                         times: p.times,
                         volumes: p.volumes,
                         wave_factor: p.wave_factor,
+                        waves: p.waves,
+                        registers: p.registers,
+                        occupancy: p.occupancy,
                     };
                     if top1.is_none() {
                         top1 = Some(Choice {
@@ -446,7 +456,7 @@ pub fn best_fixed(summaries: &mut [Summary]) -> Option<(LaunchConfig, f64)> {
 mod tests {
     use super::*;
     use crate::bench::plan::Reason;
-    use crate::machine::{Occupancy, OccupancyLimiter};
+    use crate::machine::OccupancyLimiter;
     use crate::runtime::measure::Verification;
 
     fn cfg(bx: usize) -> LaunchConfig {
