@@ -4,8 +4,10 @@
 //! `Simulation` running the same program. Domains are tiny and not multiples of the blocks, so the
 //! guards and folding paths run too.
 
+#[path = "support/lbm.rs"]
+mod lbm_support;
+
 use ndarray::Array4;
-use rand::{Rng, SeedableRng};
 use stencilscope::config::LaunchConfig;
 use stencilscope::ir::{Domain, Dtype, Layout};
 use stencilscope::lbm::{
@@ -136,28 +138,9 @@ fn cases() -> Vec<Case> {
     v
 }
 
-/// Equilibrium at random density and velocity, times random factors near one (non-equilibrium
-/// parts), so that every population of every cell differs and a misplaced one shows.
+/// The shared random state with this file's velocity and noise amplitudes.
 fn random_populations(p: &LbmProgram, seed: u64) -> Array4<f64> {
-    let [nx, ny, nz] = p.domain.size;
-    let q = p.lattice.q();
-    let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
-    let mut init = Array4::zeros((nz, ny, nx, q));
-    for z in 0..nz {
-        for y in 0..ny {
-            for x in 0..nx {
-                let rho = rng.gen_range(0.9..1.1);
-                let mut u = [0.0; 3];
-                for ud in u.iter_mut().take(p.domain.dims) {
-                    *ud = rng.gen_range(-0.08..0.08);
-                }
-                for (i, f) in p.lattice.equilibrium(rho, u).into_iter().enumerate() {
-                    init[[z, y, x, i]] = f * rng.gen_range(0.9..1.1);
-                }
-            }
-        }
-    }
-    init
+    lbm_support::random_populations(p, seed, 0.08, 0.1)
 }
 
 /// Tolerance after a few steps: a few hundred ulps of the populations' scale. Devices may

@@ -2,8 +2,10 @@
 //! loop (`LbmProgram`): conservation, Taylor–Green decay, Poiseuille flow, and agreement of every
 //! streaming pattern and layout. Figures are printed (`cargo test --test lbm_physics -- --nocapture`).
 
+#[path = "support/lbm.rs"]
+mod lbm_support;
+
 use ndarray::Array4;
-use rand::{Rng, SeedableRng};
 use std::f64::consts::PI;
 use stencilscope::ir::{Domain, Dtype, Layout};
 use stencilscope::lbm::{
@@ -27,27 +29,9 @@ fn program(s: &LbmSpec, d: &Domain, flags: Option<Flags>) -> LbmProgram {
     s.program(d, flags).unwrap()
 }
 
-/// Equilibrium at random density and velocity plus random non-equilibrium parts.
+/// The shared random state with this file's velocity and noise amplitudes.
 fn random_populations(p: &LbmProgram, seed: u64) -> Array4<f64> {
-    let [nx, ny, nz] = p.domain.size;
-    let q = p.lattice.q();
-    let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
-    let mut init = Array4::zeros((nz, ny, nx, q));
-    for z in 0..nz {
-        for y in 0..ny {
-            for x in 0..nx {
-                let rho = rng.gen_range(0.9..1.1);
-                let mut u = [0.0; 3];
-                for ud in u.iter_mut().take(p.domain.dims) {
-                    *ud = rng.gen_range(-0.05..0.05);
-                }
-                for (i, f) in p.lattice.equilibrium(rho, u).into_iter().enumerate() {
-                    init[[z, y, x, i]] = f * rng.gen_range(0.95..1.05);
-                }
-            }
-        }
-    }
-    init
+    lbm_support::random_populations(p, seed, 0.05, 0.05)
 }
 
 fn domain_for(lattice: LatticeKind, n: [usize; 3]) -> Domain {
