@@ -6,7 +6,7 @@
 
 mod registers;
 
-pub use registers::estimate_registers;
+pub use registers::{estimate_registers, live_values, spills, MAX_REGISTERS};
 
 use crate::config::LaunchConfig;
 use crate::footprint::DataVolumes;
