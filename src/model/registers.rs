@@ -12,7 +12,7 @@ use crate::config::LaunchConfig;
 use crate::ir::{Domain, Expr, Kernel, Target};
 
 /// Registers of a thread with no live values: indices, bases, guards, the accumulator (fitted,
-/// `bench/calibrate-model.py --registers`: 95 compiled kernels of the H200 counters, ncu
+/// `tests/model_registers.rs`: 95 compiled kernels of the H200 counters, ncu
 /// `Registers Per Thread`, least squares).
 pub const REGISTER_BASE: f64 = 23.0;
 
