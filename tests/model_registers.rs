@@ -80,3 +80,29 @@ fn registers_follow_the_compiled_kernels() {
     // average (0.62 relative): 80 for every folded star3d_r4 f64, where ncu says 32–170.
     assert!(abs / n < 10.0 && rel / n < 0.22, "{} {}", abs / n, rel / n);
 }
+
+#[test]
+fn spilling_configurations_are_illegal() {
+    use stencilscope::config::Illegal;
+    use stencilscope::ir::Domain;
+    use stencilscope::rank::{evaluate, RankError, RankOptions};
+    use stencilscope::spec::load_machine;
+    // 259 f64 values carried between fold points (src/model/registers.rs) would spill.
+    let k = load_definition("stencils/star3d_r4.toml".as_ref())
+        .unwrap()
+        .kernel;
+    let m = load_machine("h200").unwrap();
+    let d = Domain::new3(64, 64, 128);
+    let c = LaunchConfig::new([1, 1, 64], [32, 4, 1]);
+    let e = evaluate(&k, &d, &m, &c, &RankOptions::default()).unwrap_err();
+    assert!(
+        matches!(
+            e,
+            RankError::IllegalConfig {
+                reason: Illegal::RegisterSpill,
+                ..
+            }
+        ),
+        "{e}"
+    );
+}

@@ -171,5 +171,14 @@ mod tests {
         assert!(estimate_registers(&k, &c) <= MAX_REGISTERS);
         let c1 = LaunchConfig::new([32, 4, 2], [1, 1, 1]);
         assert!(!spills(&k, &c1));
+        // 1x1x64 folded 32x4x1: every x and y neighbour is shared, 259 values carried at once:
+        // 2 × 259 words of f64 cannot fit, 259 of f32 just do (248 registers).
+        let wide = LaunchConfig::new([1, 1, 64], [32, 4, 1]);
+        assert_eq!(live_values(&k, &wide), 259);
+        assert!(spills(&k, &wide));
+        let mut k32 = k.clone();
+        k32.set_dtype(crate::ir::Dtype::F32);
+        assert!(!spills(&k32, &wide));
+        assert_eq!(estimate_registers(&k32, &wide), 248);
     }
 }
