@@ -1,23 +1,26 @@
 #!/usr/bin/env python3
 """Calibration of the model against measured oracle sweeps (issue 7).
 
-usage: bench/calibrate-model.py SUMMARY_DIR [--counters DIR] [--detail NAME]
+usage: bench/calibrate-model.py SUMMARY_DIR [SUMMARY_DIR ...] [--counters DIR] [--detail NAME]
 
-SUMMARY_DIR holds the per-sweep `NAME.summary.json` of `stencilscope bench summarize --out DIR
-bench/results/h200/sweeps/measured/*.sweep.json` (each point carries the model's level times,
-volumes, registers, occupancy and wave factor). wgpu sweeps are left out (their times are
-erratic, not a model question). Prints, per sweep:
+Each SUMMARY_DIR holds the per-sweep `NAME.summary.json` of `stencilscope bench summarize --out DIR
+bench/results/<gpu>/sweeps/measured/*.sweep.json` (each point carries the model's level times,
+volumes, registers, occupancy and wave factor); give the H200 and the H100 ones for the
+leave-one-GPU-out checks. Prints, per sweep:
 
 1. the ranking figures (top-1 and best-of-top-5 % of the oracle, Spearman, Kendall τ-b, geomean
    relative error), as `bench summarize` computes them;
 2. predicted over measured time, median per group: predicted limiter, fold, folded points,
    threads per block, bx, resident warps per SM;
-3. the same figures under the pending footprint change "loads shared between a thread's folded
-   points are issued once" (L1 wavefronts scaled by distinct over all loads of the fold; the
-   footprint visitor does not do this yet), to see which errors are the L1 volume's;
-4. leave-one-sweep-out checks, under that change, of the soft-max exponent and of a
-   latency-hiding factor 1 + w_h / w (w resident warps; not in the model, see below), and of
-   the DRAM bandwidth (the copy kernels measured 4.18 TB/s in f64, 3.77 in f32).
+3. latency hiding by resident warps (src/model `latency_hiding`, the DRAM time times
+   (1 + w_h/w)/(1 + w_h/w_max), w_h = DRAM bandwidth × latency / (SMs × bytes in flight per
+   warp)): the model's factor is taken out with the machine file and the bytes in flight per
+   warp chosen again, leave-one-GPU-out (fit on one GPU's sweeps, score on the other's) and
+   leave-one-sweep-out over all sweeps;
+4. leave-one-sweep-out of the soft-max exponent.
+
+The register estimate is checked against the compiled kernels by `tests/model_registers.rs`
+(`cargo test --test model_registers -- --nocapture` prints every configuration).
 
 --counters DIR: the hardware-counter reports (bench/results/h200/counters): the highest sustained
 rates per level (a lower bound on each peak), and the time over the soft maximum of the level
@@ -31,42 +34,14 @@ import json
 import math
 import os
 import statistics
+import tomllib
 from collections import defaultdict
 
-SOFTMAX_P = 4.0
+SOFTMAX_P = 6.0  # src/model OVERLAP_EXPONENT
 
 
 def cfg_name(c):
     return "x".join(map(str, c["block"])) + "/" + "x".join(map(str, c["fold"]))
-
-
-def offsets(kernel):
-    """Stencil offsets of the kernels swept (box3d_rN, star3d_rN)."""
-    r = int(kernel.split("_r")[-1])
-    if kernel.startswith("box"):
-        span = range(-r, r + 1)
-        return [(x, y, z) for x in span for y in span for z in span]
-    o = [(0, 0, 0)]
-    for d in range(1, r + 1):
-        for s in (-d, d):
-            o += [(s, 0, 0), (0, s, 0), (0, 0, s)]
-    return o
-
-
-def shared_fraction(kernel, c):
-    """Instructions per point (loads + one store) when a thread's folded points share loads of
-    the same element, over those without sharing. Folding is strided by the block size."""
-    b, f = c["block"], c["fold"]
-    off = offsets(kernel)
-    pts = f[0] * f[1] * f[2]
-    distinct = {
-        (dx + i * b[0], dy + j * b[1], dz + k * b[2])
-        for (dx, dy, dz) in off
-        for i in range(f[0])
-        for j in range(f[1])
-        for k in range(f[2])
-    }
-    return (len(distinct) / pts + 1) / (len(off) + 1)
 
 
 def ranks(v):
@@ -112,25 +87,38 @@ def kendall(a, b):
 LAUNCH_OVERHEAD_S = 3e-6  # the H200 and H100 presets' launch overhead
 
 
-def predict(s, p, share=False, softmax_p=SOFTMAX_P, hiding_bytes=None, l1_scale=1.0, dram_scale=1.0):
-    """The model's time from its own level times (the formula of src/model), optionally with
-    shared fold loads in L1, the L1 or DRAM time scaled, another soft-max exponent, or a
-    latency-hiding factor."""
+MODEL_WARP_BYTES = 768.0  # src/model WARP_BYTES_IN_FLIGHT
+_MACHINES = {}
+
+
+def machine(s):
+    name = s["machine"]
+    if name not in _MACHINES:
+        here = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "machines")
+        with open(os.path.join(here, name + ".toml"), "rb") as f:
+            _MACHINES[name] = tomllib.load(f)
+    return _MACHINES[name]
+
+
+def hiding(s, warps, warp_bytes):
+    """src/model latency_hiding; warp_bytes None or 0: no hiding factor."""
+    if not warp_bytes:
+        return 1.0
+    m = machine(s)
+    wh = m["dram_bandwidth"] * m["dram_latency_ns"] * 1e-9 / (m["sms"] * warp_bytes)
+    return (1 + wh / max(1, warps)) / (1 + wh / m["max_warps_per_sm"])
+
+
+def predict(s, p, softmax_p=SOFTMAX_P, warp_bytes=MODEL_WARP_BYTES):
+    """The model's time from its own level times (the formula of src/model), with the DRAM
+    time's latency-hiding factor recomputed for `warp_bytes` in flight per warp."""
     t = p["times"]
-    l1 = t["l1"] * l1_scale * (shared_fraction(s["kernel"], p["config"]) if share else 1.0)
+    w = p["occupancy"]["warps_per_sm"]
+    d = t["dram"] / hiding(s, w, MODEL_WARP_BYTES) * hiding(s, w, warp_bytes)
     # DRAM bandwidth and DRAM latency (Little's law) bound the same transfers: the larger enters.
-    dram = max(t["dram"] * dram_scale, t["latency"])
-
-    def soft(l1_time, e):
-        return sum(x**e for x in [dram, t["l2"], l1_time, t["compute"]]) ** (1 / e)
-
-    # What-if (not in the model): latency hiding by resident warps, 1 + w_h / w, w_h = bytes over
-    # one warp-wide load.
-    hiding = 1.0
-    if hiding_bytes:
-        elem = 8 if s["dtype"] == "f64" else 4
-        hiding = 1 + hiding_bytes / (32 * elem) / max(1, p["occupancy"]["warps_per_sm"])
-    return soft(l1, softmax_p) * hiding * p["wave_factor"] + LAUNCH_OVERHEAD_S
+    dram = max(d, t["latency"])
+    soft = sum(x**softmax_p for x in [dram, t["l2"], t["l1"], t["compute"]]) ** (1 / softmax_p)
+    return soft * p["wave_factor"] + LAUNCH_OVERHEAD_S
 
 
 def figures(s, pred):
@@ -226,79 +214,81 @@ def counters_section(d):
             print("      w_h %2d f64 warps: scale %.2f, rms log residual %.3f" % (wh, math.exp(lc), res))
 
 
+def score(fs):
+    return (statistics.median(f[0] for f in fs), min(f[0] for f in fs),
+            statistics.median(f[2] for f in fs))
+
+
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("summaries")
+    ap.add_argument("summaries", nargs="+")
     ap.add_argument("--counters")
     ap.add_argument("--detail", action="append", default=[])
     a = ap.parse_args()
-    S = []
-    for f in sorted(glob.glob(os.path.join(a.summaries, "*.summary.json"))):
-        s = json.load(open(f))
-        if s["backend"] == "wgpu":
-            print("(left out: %s — wgpu times are erratic, not a model question)" % s["name"])
-            continue
-        S.append(s)
+    by_dir = {}
+    for d in a.summaries:
+        by_dir[d] = [json.load(open(f)) for f in sorted(glob.glob(os.path.join(d, "*.summary.json")))]
+    S = [s for v in by_dir.values() for s in v]
 
-    print("\n== the model as it is")
+    def label(d):
+        return by_dir[d][0]["device"].replace("NVIDIA ", "") if by_dir[d] else d
+
+    def tag(s):
+        return "%s %s" % (s["device"].replace("NVIDIA ", "")[:9], s["name"])
+
+    print("== the model as it is")
     fig = {}
+    for d, sweeps in by_dir.items():
+        print(" ", d)
+        for s in sweeps:
+            fig[tag(s)] = figures(s, [p["predicted_s"] for p in s["points"]])
+            print(fig_line(s["name"], fig[tag(s)]))
+        print("  median top-1 %.1f%% (lowest %.1f%%), median Spearman %.2f" % score(
+            [fig[tag(s)] for s in sweeps]))
     for s in S:
-        pred = [p["predicted_s"] for p in s["points"]]
-        fig[s["name"]] = figures(s, pred)
-        print(fig_line(s["name"], fig[s["name"]]))
-    print(median_line(S, fig))
-    for s in S:
-        print("  %s: predicted / measured by group" % s["name"])
+        print("  %s: predicted / measured by group" % tag(s))
         print_groups(s, [p["predicted_s"] for p in s["points"]])
 
-    print("\n== what-if: loads shared between a thread's folded points issued once (L1 wavefronts)")
-    shared = {}
-    for s in S:
-        pred = [predict(s, p, share=True) for p in s["points"]]
-        shared[s["name"]] = figures(s, pred)
-        print(fig_line(s["name"], shared[s["name"]]))
-    print(median_line(S, shared))
-    for s in S:
-        print("  %s: predicted / measured by group, with shared fold loads" % s["name"])
-        print_groups(s, [predict(s, p, share=True) for p in s["points"]])
+    def figs(sweeps, **kw):
+        return [figures(s, [predict(s, p, **kw) for p in s["points"]]) for s in sweeps]
 
-    print("\n== leave-one-sweep-out (with shared fold loads): each constant chosen on the other")
-    print("   sweeps by median top-1 then median Spearman, and scored on the one left out")
     grids = {
-        "softmax exponent": [2, 3, 4, 6, 8],
-        "latency-hiding bytes": [0, 1024, 2048, 2560],
-        "DRAM TB/s": [3.77, 3.85, 4.18],
+        "warp_bytes": [0, 3072, 2048, 1536, 1024, 768, 512, 384],
+        "softmax_p": [2, 3, 4, 6, 8],
     }
     for what, grid in grids.items():
-        for out in S:
-            rest = [s for s in S if s is not out]
-
-            def score(v, sweeps):
-                fs = []
-                for s in sweeps:
-                    kw = {
-                        "softmax exponent": lambda: {"softmax_p": v},
-                        "latency-hiding bytes": lambda: {"hiding_bytes": v},
-                        "DRAM TB/s": lambda: {"dram_scale": 3.85 / v},
-                    }[what]()
-                    fs.append(figures(s, [predict(s, p, share=True, **kw) for p in s["points"]]))
-                return statistics.median(f[0] for f in fs), statistics.median(f[2] for f in fs), fs
-
-            best = max(grid, key=lambda v: score(v, rest)[:2])
-            f = score(best, [out])[2][0]
-            print("  %-21s without %-22s → %-5s; on it: top-1 %5.1f%%, Spearman %5.2f" % (
-                what, out["name"], best, f[0], f[2]))
+        print("\n== %s: median top-1 / lowest top-1 / median Spearman per GPU" % what)
+        table = {d: {v: score(figs(sw, **{what: v})) for v in grid} for d, sw in by_dir.items()}
+        for v in grid:
+            print("  %-6s " % v + " | ".join(
+                "%s %.1f / %.1f / %.2f" % (label(d), *table[d][v]) for d in by_dir))
+        if len(by_dir) > 1:
+            print("  leave-one-GPU-out (chosen by median top-1, lowest top-1, median Spearman):")
+            for fit in by_dir:
+                best = max(grid, key=lambda v: table[fit][v])
+                for test in by_dir:
+                    if test != fit:
+                        print("    fit on %s → %s; on %s: %.1f / %.1f / %.2f" % (
+                            label(fit), best, label(test), *table[test][best]))
+        outs = []
+        for i, o in enumerate(S):
+            rest = S[:i] + S[i + 1:]
+            best = max(grid, key=lambda v: score(figs(rest, **{what: v})))
+            f = figs([o], **{what: best})[0]
+            outs.append(f)
+            print("  leave-one-sweep-out: without %-40s → %-5s; on it: top-1 %5.1f%%, Spearman %5.2f" % (
+                tag(o), best, f[0], f[2]))
+        print("  leave-one-sweep-out median top-1 %.1f%%, lowest %.1f%%, median Spearman %.2f" % score(outs))
 
     for name in a.detail:
-        s = next(s for s in S if s["name"] == name)
-        print("\n== %s: every configuration, by measured time" % name)
-        for p in sorted(s["points"], key=lambda p: p["measured_s"]):
-            t = p["times"]
-            print("  %-14s rank %3d  pred %7.1f  shared %7.1f  meas %7.1f µs | dram %6.1f l2 %6.1f l1 %6.1f ×%.2f | regs %3d warps %2d wave %.3f" % (
-                cfg_name(p["config"]), p["rank"], 1e6 * p["predicted_s"], 1e6 * predict(s, p, share=True),
-                1e6 * p["measured_s"], 1e6 * t["dram"], 1e6 * t["l2"], 1e6 * t["l1"],
-                shared_fraction(s["kernel"], p["config"]), p["registers"],
-                p["occupancy"]["warps_per_sm"], p["wave_factor"]))
+        for s in (s for s in S if s["name"] == name):
+            print("\n== %s: every configuration, by measured time" % tag(s))
+            for p in sorted(s["points"], key=lambda p: p["measured_s"]):
+                t = p["times"]
+                print("  %-14s rank %3d  pred %7.1f  meas %7.1f µs | dram %6.1f l2 %6.1f l1 %6.1f | regs %3d warps %2d wave %.3f" % (
+                    cfg_name(p["config"]), p["rank"], 1e6 * p["predicted_s"], 1e6 * p["measured_s"],
+                    1e6 * t["dram"], 1e6 * t["l2"], 1e6 * t["l1"], p["registers"],
+                    p["occupancy"]["warps_per_sm"], p["wave_factor"]))
 
     if a.counters:
         counters_section(a.counters)

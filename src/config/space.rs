@@ -70,6 +70,10 @@ pub enum Illegal {
     /// Not even one block fits on an SM (registers, shared memory).
     #[error("no block fits on an SM (occupancy zero)")]
     ZeroOccupancy,
+    /// The values a thread holds at once need more registers than a thread can have: the
+    /// compiled kernel would spill to local memory, traffic the volumes do not contain.
+    #[error("the estimated live values exceed 255 registers per thread (spills)")]
+    RegisterSpill,
 }
 
 /// Checks the rules that depend only on the configuration, the domain and the block limits.

@@ -5,7 +5,7 @@ use crate::config::{check_legal, enumerate, Illegal, LaunchConfig, SpaceOptions}
 use crate::footprint::{CacheParams, Estimator, FootprintError};
 use crate::ir::{Domain, Kernel};
 use crate::machine::MachineModel;
-use crate::model::{estimate_registers, predict, Prediction};
+use crate::model::{estimate_registers, predict, spills, Prediction};
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
@@ -162,6 +162,11 @@ fn evaluate_one(
         opts.max_extent,
     ) {
         return Ok(Err(e));
+    }
+    // Without a compiler's figure, a configuration whose live values do not fit in registers
+    // would spill: left out rather than predicted without its local-memory traffic.
+    if opts.registers.is_none() && spills(kernel, config) {
+        return Ok(Err(Illegal::RegisterSpill));
     }
     let registers = opts
         .registers
