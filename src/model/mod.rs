@@ -6,7 +6,9 @@
 
 mod registers;
 
-pub use registers::{estimate_registers, live_values, spills, MAX_REGISTERS};
+pub use registers::{
+    capped, estimate_registers, live_values, register_demand, spills, MAX_REGISTERS,
+};
 
 use crate::config::LaunchConfig;
 use crate::footprint::DataVolumes;

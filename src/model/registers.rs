@@ -27,17 +27,25 @@ pub const MAX_REGISTERS: usize = 255;
 /// [`REGISTERS_PER_WORD`] × words of the peak live values ([`live_values`]), at most
 /// [`MAX_REGISTERS`] (more would spill; [`spills`] says so). `rank --registers N` overrides it.
 pub fn estimate_registers(kernel: &Kernel, config: &LaunchConfig) -> usize {
-    let words = kernel.dtype().size().div_ceil(4);
-    let regs = REGISTER_BASE + REGISTERS_PER_WORD * (words * live_values(kernel, config)) as f64;
-    (regs.round() as usize).min(MAX_REGISTERS)
+    capped(register_demand(kernel, config))
 }
 
 /// Whether the live values alone need more registers than a thread can have: such a kernel
 /// spills to local memory, which the model's volumes do not contain.
 pub fn spills(kernel: &Kernel, config: &LaunchConfig) -> bool {
+    register_demand(kernel, config) > MAX_REGISTERS as f64
+}
+
+/// Registers the live values need, uncapped: above [`MAX_REGISTERS`] the kernel would spill.
+/// (One evaluation serves both [`estimate_registers`] and [`spills`] through [`capped`].)
+pub fn register_demand(kernel: &Kernel, config: &LaunchConfig) -> f64 {
     let words = kernel.dtype().size().div_ceil(4);
     REGISTER_BASE + REGISTERS_PER_WORD * (words * live_values(kernel, config)) as f64
-        > MAX_REGISTERS as f64
+}
+
+/// The registers of a demand from [`register_demand`], rounded and at most [`MAX_REGISTERS`].
+pub fn capped(demand: f64) -> usize {
+    (demand.round() as usize).min(MAX_REGISTERS)
 }
 
 /// Peak number of values a thread holds at once: the loads of earlier fold points that later

@@ -5,7 +5,7 @@ use crate::config::{check_legal, enumerate, Illegal, LaunchConfig, SpaceOptions}
 use crate::footprint::{CacheParams, Estimator, FootprintError};
 use crate::ir::{Domain, Kernel};
 use crate::machine::MachineModel;
-use crate::model::{estimate_registers, predict, spills, Prediction};
+use crate::model::{capped, predict, register_demand, Prediction, MAX_REGISTERS};
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
@@ -165,12 +165,16 @@ fn evaluate_one(
     }
     // Without a compiler's figure, a configuration whose live values do not fit in registers
     // would spill: left out rather than predicted without its local-memory traffic.
-    if opts.registers.is_none() && spills(kernel, config) {
-        return Ok(Err(Illegal::RegisterSpill));
-    }
-    let registers = opts
-        .registers
-        .unwrap_or_else(|| estimate_registers(kernel, config));
+    let registers = match opts.registers {
+        Some(r) => r,
+        None => {
+            let demand = register_demand(kernel, config);
+            if demand > MAX_REGISTERS as f64 {
+                return Ok(Err(Illegal::RegisterSpill));
+            }
+            capped(demand)
+        }
+    };
     let occupancy = machine.occupancy(config.threads(), registers, 0);
     if occupancy.blocks_per_sm == 0 {
         return Ok(Err(Illegal::ZeroOccupancy));
