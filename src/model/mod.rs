@@ -7,7 +7,8 @@
 mod registers;
 
 pub use registers::{
-    capped, estimate_registers, live_values, register_demand, spills, MAX_REGISTERS,
+    capped, estimate_registers, live_values, register_demand, spills, KernelRegisters,
+    MAX_REGISTERS,
 };
 
 use crate::config::LaunchConfig;

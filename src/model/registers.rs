@@ -39,8 +39,31 @@ pub fn spills(kernel: &Kernel, config: &LaunchConfig) -> bool {
 /// Registers the live values need, uncapped: above [`MAX_REGISTERS`] the kernel would spill.
 /// (One evaluation serves both [`estimate_registers`] and [`spills`] through [`capped`].)
 pub fn register_demand(kernel: &Kernel, config: &LaunchConfig) -> f64 {
-    let words = kernel.dtype().size().div_ceil(4);
-    REGISTER_BASE + REGISTERS_PER_WORD * (words * live_values(kernel, config)) as f64
+    KernelRegisters::new(kernel).demand(kernel, config)
+}
+
+/// The part of the register estimate that depends on the kernel alone (its element width and
+/// the values held across statements of one point), computed once for a whole ranking.
+#[derive(Debug, Clone, Copy)]
+pub struct KernelRegisters {
+    words: usize,
+    within: usize,
+}
+
+impl KernelRegisters {
+    /// The kernel-only part of `kernel`'s register estimate.
+    pub fn new(kernel: &Kernel) -> KernelRegisters {
+        KernelRegisters {
+            words: kernel.dtype().size().div_ceil(4),
+            within: within_point(kernel),
+        }
+    }
+
+    /// [`register_demand`] of `config` (for the kernel this was made from).
+    pub fn demand(&self, kernel: &Kernel, config: &LaunchConfig) -> f64 {
+        let live = carried_loads(kernel, config) + self.within;
+        REGISTER_BASE + REGISTERS_PER_WORD * (self.words * live) as f64
+    }
 }
 
 /// The registers of a demand from [`register_demand`], rounded and at most [`MAX_REGISTERS`].

@@ -5,7 +5,7 @@ use crate::config::{check_legal, enumerate, Illegal, LaunchConfig, SpaceOptions}
 use crate::footprint::{CacheParams, Estimator, FootprintError};
 use crate::ir::{Domain, Kernel};
 use crate::machine::MachineModel;
-use crate::model::{capped, predict, register_demand, Prediction, MAX_REGISTERS};
+use crate::model::{capped, predict, KernelRegisters, Prediction, MAX_REGISTERS};
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
@@ -149,6 +149,7 @@ fn check_inputs(kernel: &Kernel, domain: &Domain) -> Result<(), RankError> {
 /// Predicts one configuration with `est`, or says why it is not legal.
 fn evaluate_one(
     est: &mut Estimator,
+    regs: &KernelRegisters,
     kernel: &Kernel,
     domain: &Domain,
     machine: &MachineModel,
@@ -168,7 +169,7 @@ fn evaluate_one(
     let registers = match opts.registers {
         Some(r) => r,
         None => {
-            let demand = register_demand(kernel, config);
+            let demand = regs.demand(kernel, config);
             if demand > MAX_REGISTERS as f64 {
                 return Ok(Err(Illegal::RegisterSpill));
             }
@@ -196,12 +197,19 @@ pub fn evaluate(
 ) -> Result<Prediction, RankError> {
     check_inputs(kernel, domain)?;
     let mut est = Estimator::default();
-    evaluate_one(&mut est, kernel, domain, machine, config, opts)?.map_err(|reason| {
-        RankError::IllegalConfig {
-            config: *config,
-            machine: machine.name.clone(),
-            reason,
-        }
+    evaluate_one(
+        &mut est,
+        &KernelRegisters::new(kernel),
+        kernel,
+        domain,
+        machine,
+        config,
+        opts,
+    )?
+    .map_err(|reason| RankError::IllegalConfig {
+        config: *config,
+        machine: machine.name.clone(),
+        reason,
     })
 }
 
@@ -231,12 +239,13 @@ pub fn rank_configs(
     opts: &RankOptions,
 ) -> Result<Ranking, RankError> {
     check_inputs(kernel, domain)?;
+    let regs = KernelRegisters::new(kernel);
     // One estimator per worker: its buffers and the grid-wide unions (the same for every
     // configuration) are reused.
     let outcomes: Vec<(LaunchConfig, Result<Prediction, Illegal>)> = space
         .par_iter()
         .map_init(Estimator::default, |est, c| {
-            evaluate_one(est, kernel, domain, machine, c, opts).map(|o| (*c, o))
+            evaluate_one(est, &regs, kernel, domain, machine, c, opts).map(|o| (*c, o))
         })
         .collect::<Result<_, _>>()?;
     let mut ranked = Vec::new();
