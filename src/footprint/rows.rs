@@ -245,6 +245,8 @@ pub(crate) struct SampledRow {
 #[derive(Debug, Default)]
 pub(crate) struct RowPass {
     touches: Vec<Touch>,
+    /// The accesses of a row in step order (see [`touches`]).
+    order: Vec<(i64, u32, u32)>,
     nb: Vec<Touch>,
     ranges: Vec<(i64, i64)>,
     lines: Vec<(i64, u64)>,
@@ -253,7 +255,7 @@ pub(crate) struct RowPass {
     nb_first: Vec<u32>,
     /// First step per sector of a group's base neighbour.
     grp_first: Vec<u32>,
-    best: Vec<i64>,
+    best: Vec<Latest>,
     /// Per step: issued loads before it (the L1 model's clock).
     load_before: Vec<u32>,
     /// Per step: whether the threads issue it (a load of an element an earlier fold point of the
@@ -282,60 +284,115 @@ pub(crate) struct RowPass {
     pub refetched: Vec<Refetch>,
 }
 
-/// Builds the touches of row `(y, z)` of `plane` by the block `at` into `out` (in step order if
-/// `sorted`); `acc` holds the accesses (those of other planes are skipped).
-#[allow(clippy::too_many_arguments)]
-fn touches(
-    out: &mut Vec<Touch>,
+/// The touch of access `a` at fold point `f0` along x of the row at `base`, whose fold points
+/// along y and z give step base `fp` (`f0` is added); `None` past the block's valid extent.
+#[inline]
+fn touch_at(
     plane: &Plane,
+    a: &PlaneAccess,
+    at: &BlockAt,
+    sh: &Shape,
+    base: i64,
+    fp: i64,
+    f0: i64,
+) -> Option<Touch> {
+    let b0 = sh.block[0];
+    let xa = f0 * b0;
+    if xa >= at.ext[0] {
+        return None;
+    }
+    let xb = (xa + b0).min(at.ext[0]);
+    let x0 = at.origin[0] + xa + a.off[0];
+    let step = (fp + f0) as u32 * sh.slots + a.slot;
+    let start = base + x0 * plane.pitch + a.comp * plane.elem;
+    Some(if plane.interleaved() {
+        Touch {
+            step,
+            start,
+            n: xb - xa,
+            pitch: plane.pitch,
+            len: plane.elem,
+        }
+    } else {
+        Touch {
+            step,
+            start,
+            n: 1,
+            pitch: 0,
+            len: (xb - xa) * plane.pitch,
+        }
+    })
+}
+
+/// The accesses of `acc` to plane `pi` that block `at` makes on row `(y, z)`, as
+/// `(step of fold point (0, f1, f2) without the slot, slot, index in acc)` into `out`.
+#[allow(clippy::too_many_arguments)]
+fn row_accesses(
+    out: &mut Vec<(i64, u32, u32)>,
     pi: usize,
     acc: &[PlaneAccess],
     at: &BlockAt,
     sh: &Shape,
     y: i64,
     z: i64,
-    sorted: bool,
 ) {
     out.clear();
-    let base = plane.row_base(y, z);
-    for a in acc.iter().filter(|a| a.plane == pi) {
+    for (i, a) in acc.iter().enumerate() {
+        if a.plane != pi {
+            continue;
+        }
         let t1 = y - at.origin[1] - a.off[1];
         let t2 = z - at.origin[2] - a.off[2];
         if t1 < 0 || t1 >= at.ext[1] || t2 < 0 || t2 >= at.ext[2] {
             continue;
         }
         let (f1, f2) = (t1 / sh.block[1], t2 / sh.block[2]);
-        let b0 = sh.block[0];
+        out.push((sh.fold[0] * (f1 + sh.fold[1] * f2), a.slot, i as u32));
+    }
+}
+
+/// Builds the touches of row `r` (of `plane`) by the block `at` into `out`, in step order if
+/// `sorted`; `acc` holds the accesses (those of other planes are skipped), `order` is scratch.
+///
+/// The step order is generated, not sorted: the accesses are ordered by (fold point along y and
+/// z, slot), a few dozen at most; those of one such fold point are issued fold point by fold
+/// point along x, and different ones are whole rows of fold points apart. Steps are distinct (one
+/// access per slot), so the order is the sorted one.
+#[allow(clippy::too_many_arguments)]
+fn touches(
+    out: &mut Vec<Touch>,
+    order: &mut Vec<(i64, u32, u32)>,
+    plane: &Plane,
+    acc: &[PlaneAccess],
+    at: &BlockAt,
+    sh: &Shape,
+    r: &SampledRow,
+    sorted: bool,
+) {
+    out.clear();
+    let (y, z) = (r.y, r.z);
+    row_accesses(order, r.plane as usize, acc, at, sh, y, z);
+    if sorted {
+        order.sort_unstable();
+    }
+    let base = plane.row_base(y, z);
+    let mut i = 0;
+    while i < order.len() {
+        let fp = order[i].0;
+        let mut e = i + 1;
+        while e < order.len() && order[e].0 == fp {
+            e += 1;
+        }
         for f0 in 0..sh.fold[0] {
-            let xa = f0 * b0;
-            if xa >= at.ext[0] {
+            if f0 * sh.block[0] >= at.ext[0] {
                 break;
             }
-            let xb = (xa + b0).min(at.ext[0]);
-            let x0 = at.origin[0] + xa + a.off[0];
-            let fp = f0 + sh.fold[0] * (f1 + sh.fold[1] * f2);
-            let start = base + x0 * plane.pitch + a.comp * plane.elem;
-            out.push(if plane.interleaved() {
-                Touch {
-                    step: fp as u32 * sh.slots + a.slot,
-                    start,
-                    n: xb - xa,
-                    pitch: plane.pitch,
-                    len: plane.elem,
-                }
-            } else {
-                Touch {
-                    step: fp as u32 * sh.slots + a.slot,
-                    start,
-                    n: 1,
-                    pitch: 0,
-                    len: (xb - xa) * plane.pitch,
-                }
-            });
+            for &(_, _, ai) in &order[i..e] {
+                let t = touch_at(plane, &acc[ai as usize], at, sh, base, fp, f0);
+                out.push(t.expect("inside the valid extent"));
+            }
         }
-    }
-    if sorted {
-        out.sort_unstable_by_key(|t| t.step);
+        i = e;
     }
 }
 
@@ -346,32 +403,34 @@ fn div_pow2(x: i64, d: i64) -> i64 {
     x >> d.trailing_zeros()
 }
 
-/// The time offsets, per sampled own position, of the representative block (`mine`) and of a
-/// neighbour (`when`).
+/// The time offsets, per sampled own position, of a neighbour (`when`).
 #[derive(Debug, Clone, Copy)]
 struct Offsets {
     clock: Clock,
-    mine: [i64; POSITIONS],
     when: [i64; POSITIONS],
 }
 
-/// Keeps in `best` (per sector `k` and own position) the latest time before the own first touch
-/// of sector `k` at step `own` among those so far and a neighbour's first touch at step `then`
-/// (`NONE`: untouched), whose time offsets per own position are `when` (`mine`: the own ones).
+/// Per sector of a row and own position: the own first touch's time (`i64::MIN` where the
+/// sector is not touched: nothing is earlier) and the latest earlier access found so far.
+#[derive(Debug, Clone, Copy)]
+struct Latest {
+    me: [i64; POSITIONS],
+    best: [i64; POSITIONS],
+}
+
+/// Keeps in `l` the latest time before the own first touch among those so far and a
+/// neighbour's first touch at step `then` (`NONE`: untouched), whose time offsets per own
+/// position are `nt.when`.
 #[inline]
-fn keep_latest(best: &mut [i64], k: usize, own: u32, then: u32, nt: &Offsets) {
-    if own == NONE || then == NONE {
+fn keep_latest(l: &mut Latest, then: u32, nt: &Offsets) {
+    if then == NONE {
         return;
     }
-    let (own, then) = (
-        nt.clock.at(0, own as i64, 0),
-        nt.clock.at(0, then as i64, 0),
-    );
+    let then = nt.clock.at(0, then as i64, 0);
     for j in 0..POSITIONS {
-        let (me, t) = (own + nt.mine[j], then + nt.when[j]);
-        let b = &mut best[k * POSITIONS + j];
-        if t < me && t > *b {
-            *b = t;
+        let t = then + nt.when[j];
+        if t < l.me[j] && t > l.best[j] {
+            l.best[j] = t;
         }
     }
 }
@@ -459,7 +518,7 @@ impl RowPass {
             let pi = r.plane as usize;
             let plane = &planes[pi];
             let mut own = std::mem::take(&mut self.touches);
-            touches(&mut own, plane, pi, acc, at, sh, r.y, r.z, true);
+            touches(&mut own, &mut self.order, plane, acc, at, sh, r, true);
             own.retain(|t| self.issued[t.step as usize]);
             if own.is_empty() {
                 self.touches = own;
@@ -568,8 +627,6 @@ impl RowPass {
         let s = sh.sector;
         let steps = sh.steps() as i64;
         let wave = issue.wave;
-        self.best.clear();
-        self.best.resize(ns * POSITIONS, i64::MIN);
         self.nb_first.clear();
         self.nb_first.resize(ns, NONE);
         let base = plane.row_base(r.y, r.z);
@@ -583,6 +640,15 @@ impl RowPass {
         // Own times are `(0, step, issue position)`.
         let mine: [i64; POSITIONS] =
             std::array::from_fn(|j| clock.at(0, 0, issue.order(own_pos[j])));
+        self.best.clear();
+        self.best.extend(self.first[..ns].iter().map(|&own| Latest {
+            me: if own == NONE {
+                [i64::MIN; POSITIONS]
+            } else {
+                mine.map(|m| clock.at(0, own as i64, 0) + m)
+            },
+            best: [i64::MIN; POSITIONS],
+        }));
         let my_id = grid.id(me);
         // The blocks (in y and z) one of whose loads lands on this row, with those loads, and in
         // x those whose loads can reach the row's sectors.
@@ -595,8 +661,19 @@ impl RowPass {
             }
         }
         // Only the grouping matters: the links found do not depend on the order of neighbours.
-        let bz_count = grid.blocks[2];
-        self.yz_acc.sort_unstable_by_key(|e| e.0 * bz_count + e.1);
+        // The loads of one block are gathered by swaps (a few dozen loads, a few blocks).
+        let mut i = 0;
+        while i < self.yz_acc.len() {
+            let key = (self.yz_acc[i].0, self.yz_acc[i].1);
+            let mut e = i + 1;
+            for j in i + 1..self.yz_acc.len() {
+                if (self.yz_acc[j].0, self.yz_acc[j].1) == key {
+                    self.yz_acc.swap(e, j);
+                    e += 1;
+                }
+            }
+            i = e;
+        }
         let bx_lo = ((xlo - reach[0].1).div_euclid(grid.tile[0]) - 1).max(0);
         let bx_hi = ((xhi - reach[0].0).div_euclid(grid.tile[0]) + 1).min(grid.blocks[0] - 1);
         let mut group = std::mem::take(&mut self.group_acc);
@@ -618,7 +695,6 @@ impl RowPass {
                 }
                 Some(Offsets {
                     clock,
-                    mine,
                     when: std::array::from_fn(|j| {
                         clock.at(walks[j].wave, 0, walks[j].order(issue))
                     }),
@@ -638,7 +714,7 @@ impl RowPass {
                     origin: first.origin,
                     ext: [tile0, first.ext[1], first.ext[2]],
                 };
-                let g0 = self.group_first(plane, pi, &group, &at, sh, r);
+                let g0 = self.group_first(plane, &group, &at, sh, r);
                 let (len, ts) = (self.grp_first.len() as i64, tile0 * plane.pitch / s);
                 let k_min = (s0 - len - g0).div_euclid(ts) + 1;
                 let k_max = -(-(s0 + ns as i64 - g0)).div_euclid(ts) - 1;
@@ -671,7 +747,7 @@ impl RowPass {
             for bx in full_lo..=full_hi {
                 if let Some(nt) = when_of(&walks, bx) {
                     let at = grid.at([bx, by, bz]);
-                    self.link_neighbour(plane, pi, &group, sh, r, &at, &mut cached, s0, ns, &nt);
+                    self.link_neighbour(plane, &group, sh, r, &at, &mut cached, s0, ns, &nt);
                 }
                 walks.iter_mut().for_each(|w| w.next(issue));
             }
@@ -685,7 +761,6 @@ impl RowPass {
     fn group_first(
         &mut self,
         plane: &Plane,
-        pi: usize,
         acc: &[PlaneAccess],
         at: &BlockAt,
         sh: &Shape,
@@ -693,7 +768,7 @@ impl RowPass {
     ) -> i64 {
         let s = sh.sector;
         let mut nb = std::mem::take(&mut self.nb);
-        touches(&mut nb, plane, pi, acc, at, sh, r.y, r.z, false);
+        touches(&mut nb, &mut self.order, plane, acc, at, sh, r, false);
         let (mut lo, mut hi) = (i64::MAX, i64::MIN);
         for t in &nb {
             lo = lo.min(div_pow2(t.start, s));
@@ -724,7 +799,7 @@ impl RowPass {
         let hi = (g0 + self.grp_first.len() as i64).min(s0 + ns as i64);
         for u in lo..hi {
             let (k, then) = ((u - s0) as usize, self.grp_first[(u - g0) as usize]);
-            keep_latest(&mut self.best, k, self.first[k], then, nt);
+            keep_latest(&mut self.best[k], then, nt);
         }
     }
 
@@ -734,7 +809,6 @@ impl RowPass {
     fn link_neighbour(
         &mut self,
         plane: &Plane,
-        pi: usize,
         acc: &[PlaneAccess],
         sh: &Shape,
         r: &SampledRow,
@@ -756,7 +830,7 @@ impl RowPass {
                         t.start += shift;
                     }
                 }
-                _ => touches(&mut nb, plane, pi, acc, n_at, sh, r.y, r.z, false),
+                _ => touches(&mut nb, &mut self.order, plane, acc, n_at, sh, r, false),
             }
             *cached = Some((n_at.origin[0], n_at.ext));
             if nb.is_empty() {
@@ -800,7 +874,7 @@ impl RowPass {
             }
             for k in lo..hi {
                 let then = std::mem::replace(&mut self.nb_first[k], NONE);
-                keep_latest(&mut self.best, k, self.first[k], then, nt);
+                keep_latest(&mut self.best[k], then, nt);
             }
         }
     }
@@ -824,7 +898,7 @@ impl RowPass {
                 continue;
             }
             for (j, &part) in parts.iter().enumerate() {
-                let b = self.best[k * POSITIONS + j];
+                let b = self.best[k].best[j];
                 if b == i64::MIN {
                     continue;
                 }
@@ -881,7 +955,7 @@ impl RowPass {
             let pi = r.plane as usize;
             let plane = &planes[pi];
             let mut own = std::mem::take(&mut self.touches);
-            touches(&mut own, plane, pi, stores, &at, sh, r.y, r.z, false);
+            touches(&mut own, &mut self.order, plane, stores, &at, sh, r, false);
             if own.is_empty() {
                 self.touches = own;
                 continue;
@@ -929,13 +1003,12 @@ impl RowPass {
                     let mut other = std::mem::take(&mut self.nb);
                     touches(
                         &mut other,
+                        &mut self.order,
                         plane,
-                        pi,
                         stores,
                         &grid.at(nb),
                         sh,
-                        r.y,
-                        r.z,
+                        r,
                         false,
                     );
                     for t in &other {
