@@ -85,13 +85,22 @@ pub(crate) struct Issue {
     pub wave: i64,
     /// SMs.
     pub sms: i64,
+    /// Blocks per SM in a wave, rounded up (kept: it is needed per neighbour in the link search).
+    per_sm: i64,
 }
 
 impl Issue {
+    pub fn new(wave: i64, sms: i64) -> Issue {
+        Issue {
+            wave,
+            sms,
+            per_sm: (wave + sms - 1) / sms,
+        }
+    }
+
     /// Position in the issue order of a step of the block at position `p` of its wave.
     fn order(&self, p: i64) -> i64 {
-        let per_sm = (self.wave + self.sms - 1) / self.sms;
-        (p % self.sms) * per_sm + p / self.sms
+        (p % self.sms) * self.per_sm + p / self.sms
     }
 }
 
@@ -136,8 +145,7 @@ impl Walk {
 
     /// `issue.order(pos)`.
     fn order(&self, issue: Issue) -> i64 {
-        let per_sm = (issue.wave + issue.sms - 1) / issue.sms;
-        self.pos_mod_sms * per_sm + self.pos_div_sms
+        self.pos_mod_sms * issue.per_sm + self.pos_div_sms
     }
 }
 
