@@ -10,8 +10,10 @@
 //! rows are represented by a stratified sample of rows (every region of the footprint, spread
 //! over its rows), each weighted by the rows it stands for.
 
-use super::geometry::{ElemBox, Plane, PlaneAccess};
+use super::geometry::{ElemBox, IntHasher, Plane, PlaneAccess};
 use crate::ir::AccessKind;
+use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
 
 const NONE: u32 = u32::MAX;
 /// Positions of the representative block within its wave at which links are sampled.
@@ -240,6 +242,22 @@ struct Event {
     weight: f64,
 }
 
+/// A pattern of first steps per sector (see [`RowPass::group_first`]).
+#[derive(Debug, Clone, Copy)]
+struct Pattern {
+    /// Range of the key in `pat_keys`.
+    key: (usize, usize),
+    /// Valid extent along x.
+    ext0: i64,
+    /// Byte of the sector the block's part of the row starts at.
+    res: i64,
+    /// First sector, relative to the one that part starts in.
+    rel: i64,
+    /// Range in `grp_first`.
+    start: usize,
+    len: usize,
+}
+
 /// A row to process: plane, y, z and the rows it stands for.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct SampledRow {
@@ -260,9 +278,14 @@ pub(crate) struct RowPass {
     lines: Vec<(i64, u64)>,
     last: Vec<u32>,
     first: Vec<u32>,
-    nb_first: Vec<u32>,
-    /// First step per sector of a group's base neighbour.
+    /// First steps per sector of the patterns of [`RowPass::group_first`], one after another.
     grp_first: Vec<u32>,
+    /// The patterns of this configuration, their keys one after another, and their index by
+    /// the hash of the key.
+    pat: Vec<Pattern>,
+    pat_keys: Vec<(i64, u32)>,
+    pat_index: HashMap<u64, u32, BuildHasherDefault<IntHasher>>,
+    key: Vec<(i64, u32)>,
     best: Vec<Latest>,
     /// Per step: issued loads before it (the L1 model's clock).
     load_before: Vec<u32>,
@@ -497,6 +520,10 @@ impl RowPass {
         self.refetched.clear();
         self.events.clear();
         self.line_count = 0;
+        self.grp_first.clear();
+        self.pat.clear();
+        self.pat_keys.clear();
+        self.pat_index.clear();
     }
 
     /// Processes the sampled rows of block `me` of `grid`: first touches and L1 gaps (when
@@ -635,8 +662,6 @@ impl RowPass {
         let s = sh.sector;
         let steps = sh.steps() as i64;
         let wave = issue.wave;
-        self.nb_first.clear();
-        self.nb_first.resize(ns, NONE);
         let base = plane.row_base(r.y, r.z);
         let (xlo, xhi) = (
             (s0 * s - base).div_euclid(plane.pitch) - 1,
@@ -713,7 +738,9 @@ impl RowPass {
                 std::array::from_fn(|j| Walk::new(own_pos[j] - delta, issue))
             };
             let (mut full_lo, mut full_hi) = (bx_lo, bx_hi);
-            if (tile0 * plane.pitch) % s == 0 {
+            let aligned = (tile0 * plane.pitch) % s == 0;
+            let mut key_hash = 0;
+            if aligned {
                 // Full tiles touch the row as the first full tile of the row of blocks does,
                 // shifted by whole sectors: its first step per sector is built once, and only
                 // the neighbours that reach the row's sectors are visited.
@@ -722,8 +749,9 @@ impl RowPass {
                     origin: first.origin,
                     ext: [tile0, first.ext[1], first.ext[2]],
                 };
-                let g0 = self.group_first(plane, &group, &at, sh, r);
-                let (len, ts) = (self.grp_first.len() as i64, tile0 * plane.pitch / s);
+                key_hash = self.group_key(&group, &at, sh, r);
+                let (g0, pstart, plen) = self.group_first(plane, &group, &at, sh, r, key_hash);
+                let (len, ts) = (plen as i64, tile0 * plane.pitch / s);
                 let k_min = (s0 - len - g0).div_euclid(ts) + 1;
                 let k_max = -(-(s0 + ns as i64 - g0)).div_euclid(ts) - 1;
                 let last_full = if grid.domain[0] % tile0 == 0 {
@@ -739,7 +767,8 @@ impl RowPass {
                     let mut walks = walks_at(lo);
                     for bx in lo..=hi {
                         if let Some(nt) = when_of(&walks, bx) {
-                            self.link_shifted(g0 + (bx - bx_lo) * ts, s0, ns, &nt);
+                            let g = g0 + (bx - bx_lo) * ts;
+                            self.link_shifted(g, (pstart, plen), s0, ns, &nt);
                         }
                         walks.iter_mut().for_each(|w| w.next(issue));
                     }
@@ -750,12 +779,15 @@ impl RowPass {
                     continue;
                 }
             }
-            let mut cached = None;
+            if !aligned {
+                key_hash = self.group_key(&group, &grid.at([full_lo, by, bz]), sh, r);
+            }
             let mut walks = walks_at(full_lo);
             for bx in full_lo..=full_hi {
                 if let Some(nt) = when_of(&walks, bx) {
                     let at = grid.at([bx, by, bz]);
-                    self.link_neighbour(plane, &group, sh, r, &at, &mut cached, s0, ns, &nt);
+                    let (g0, pstart, plen) = self.group_first(plane, &group, &at, sh, r, key_hash);
+                    self.link_shifted(g0, (pstart, plen), s0, ns, &nt);
                 }
                 walks.iter_mut().for_each(|w| w.next(issue));
             }
@@ -764,8 +796,13 @@ impl RowPass {
         self.emit_links(ns, clock, issue, &own_pos, w);
     }
 
-    /// The first step of the block at `at` per sector of row `r`, into `grp_first` from the
-    /// returned sector on (`NONE` where it touches none); `acc` are its accesses to the row.
+    /// The first step per sector of row `r` of the block at `at`, whose accesses to the row are
+    /// `acc`: `(first sector, range in grp_first)`, `NONE` where it touches none.
+    ///
+    /// It depends on which fold points and slots touch the row, the block's valid extent along
+    /// x and where its part of the row starts within a sector; elsewhere it is the same shifted
+    /// by whole sectors. So it is built once per configuration for each such key and reused for
+    /// the other rows and neighbours (the minimum step per sector is the same either way).
     fn group_first(
         &mut self,
         plane: &Plane,
@@ -773,8 +810,26 @@ impl RowPass {
         at: &BlockAt,
         sh: &Shape,
         r: &SampledRow,
-    ) -> i64 {
+        key_hash: u64,
+    ) -> (i64, usize, usize) {
         let s = sh.sector;
+        let x0 = plane.row_base(r.y, r.z) + at.origin[0] * plane.pitch;
+        let (q, res) = (div_pow2(x0, s), x0 - div_pow2(x0, s) * s);
+        let mut h = IntHasher::default();
+        h.write_u64(key_hash);
+        h.write_u64(at.ext[0] as u64);
+        h.write_u64(res as u64);
+        let hash = h.finish();
+        let found = self.pat_index.get(&hash).map(|&i| self.pat[i as usize]);
+        if let Some(p) = found {
+            if p.ext0 == at.ext[0]
+                && p.res == res
+                && self.pat_keys[p.key.0..p.key.0 + p.key.1] == self.key[..]
+            {
+                let g0 = if p.len == 0 { i64::MAX } else { p.rel + q };
+                return (g0, p.start, p.len);
+            }
+        }
         let mut nb = std::mem::take(&mut self.nb);
         touches(&mut nb, &mut self.order, plane, acc, at, sh, r, false);
         let (mut lo, mut hi) = (i64::MAX, i64::MIN);
@@ -782,108 +837,62 @@ impl RowPass {
             lo = lo.min(div_pow2(t.start, s));
             hi = hi.max(div_pow2(t.start + (t.n - 1) * t.pitch + t.len - 1, s));
         }
-        self.grp_first.clear();
+        let start = self.grp_first.len();
         if lo <= hi {
-            self.grp_first.resize((hi - lo + 1) as usize, NONE);
+            self.grp_first.resize(start + (hi - lo + 1) as usize, NONE);
         }
+        let pat = &mut self.grp_first[start..];
         for t in &nb {
             sector_ranges(t, s, &mut self.ranges);
             for &(f, l) in &self.ranges {
-                for v in &mut self.grp_first[(f - lo) as usize..=(l - lo) as usize] {
+                for v in &mut pat[(f - lo) as usize..=(l - lo) as usize] {
                     *v = (*v).min(t.step);
                 }
             }
         }
         self.nb = nb;
-        lo
+        let len = self.grp_first.len() - start;
+        if !self.pat_index.contains_key(&hash) {
+            self.pat_index.insert(hash, self.pat.len() as u32);
+            self.pat.push(Pattern {
+                key: (self.pat_keys.len(), self.key.len()),
+                ext0: at.ext[0],
+                res,
+                rel: if len == 0 { 0 } else { lo - q },
+                start,
+                len,
+            });
+            self.pat_keys.extend_from_slice(&self.key);
+        }
+        (lo, start, len)
+    }
+
+    /// The key of the patterns of the blocks of one row of blocks (along x) whose accesses to
+    /// row `r` are `acc` (the fold points along y and z and slots touching it, the same for
+    /// all of them; see [`RowPass::group_first`]) into `key`, and its hash.
+    fn group_key(&mut self, acc: &[PlaneAccess], at: &BlockAt, sh: &Shape, r: &SampledRow) -> u64 {
+        row_accesses(&mut self.order, r.plane as usize, acc, at, sh, r.y, r.z);
+        self.key.clear();
+        self.key.extend(self.order.iter().map(|o| (o.0, o.1)));
+        self.key.sort_unstable();
+        let mut h = IntHasher::default();
+        for &(fp, slot) in &self.key {
+            h.write_u64(fp as u64);
+            h.write_u64(u64::from(slot));
+        }
+        h.finish()
     }
 
     /// Updates the previous accesses of the row's sectors (from sector `s0`, `ns` of them) with
-    /// those of a neighbour whose first steps per sector are `grp_first` from sector `g0` on, and
-    /// whose time offsets per own position are `when`.
-    #[allow(clippy::too_many_arguments)]
-    fn link_shifted(&mut self, g0: i64, s0: i64, ns: usize, nt: &Offsets) {
+    /// those of a neighbour whose first steps per sector are `pat` (a range of `grp_first`) from
+    /// sector `g0` on, and whose time offsets per own position are `when`.
+    fn link_shifted(&mut self, g0: i64, pat: (usize, usize), s0: i64, ns: usize, nt: &Offsets) {
+        let (start, len) = pat;
         let lo = g0.max(s0);
-        let hi = (g0 + self.grp_first.len() as i64).min(s0 + ns as i64);
+        let hi = g0.saturating_add(len as i64).min(s0 + ns as i64);
         for u in lo..hi {
-            let (k, then) = ((u - s0) as usize, self.grp_first[(u - g0) as usize]);
+            let (k, then) = ((u - s0) as usize, self.grp_first[start + (u - g0) as usize]);
             keep_latest(&mut self.best[k], then, nt);
-        }
-    }
-
-    /// Updates the previous accesses of the row's sectors with those of the block at `at`, whose
-    /// time offsets per own position are `when`.
-    #[allow(clippy::too_many_arguments)]
-    fn link_neighbour(
-        &mut self,
-        plane: &Plane,
-        acc: &[PlaneAccess],
-        sh: &Shape,
-        r: &SampledRow,
-        at: &BlockAt,
-        cached: &mut Option<(i64, [i64; 3])>,
-        s0: i64,
-        ns: usize,
-        nt: &Offsets,
-    ) {
-        let s = sh.sector;
-        {
-            let n_at = at;
-            // Neighbours differing only in x touch this row alike, shifted by whole tiles.
-            let mut nb = std::mem::take(&mut self.nb);
-            match *cached {
-                Some((x0, ext)) if ext == n_at.ext => {
-                    let shift = (n_at.origin[0] - x0) * plane.pitch;
-                    for t in nb.iter_mut() {
-                        t.start += shift;
-                    }
-                }
-                _ => touches(&mut nb, &mut self.order, plane, acc, n_at, sh, r, false),
-            }
-            *cached = Some((n_at.origin[0], n_at.ext));
-            if nb.is_empty() {
-                self.nb = nb;
-                return;
-            }
-            // `nb_first` is all NONE between calls: only the range touched here is reset.
-            let (mut lo, mut hi) = (usize::MAX, 0);
-            let (first_byte, end_byte) = (s0 * s, (s0 + ns as i64) * s);
-            for t in &nb {
-                let end = t.start + (t.n - 1) * t.pitch + t.len;
-                if end <= first_byte || t.start >= end_byte {
-                    continue;
-                }
-                if t.n == 1 {
-                    let (f, l) = (div_pow2(t.start, s), div_pow2(end - 1, s));
-                    let (f, l) = (f.max(s0), l.min(s0 + ns as i64 - 1));
-                    lo = lo.min((f - s0) as usize);
-                    hi = hi.max((l - s0) as usize + 1);
-                    for v in &mut self.nb_first[(f - s0) as usize..=(l - s0) as usize] {
-                        *v = (*v).min(t.step);
-                    }
-                    continue;
-                }
-                sector_ranges(t, s, &mut self.ranges);
-                for &(f, l) in &self.ranges {
-                    let (f, l) = (f.max(s0), l.min(s0 + ns as i64 - 1));
-                    if f > l {
-                        continue;
-                    }
-                    lo = lo.min((f - s0) as usize);
-                    hi = hi.max((l - s0) as usize + 1);
-                    for v in &mut self.nb_first[(f - s0) as usize..=(l - s0) as usize] {
-                        *v = (*v).min(t.step);
-                    }
-                }
-            }
-            self.nb = nb;
-            if lo >= hi {
-                return;
-            }
-            for k in lo..hi {
-                let then = std::mem::replace(&mut self.nb_first[k], NONE);
-                keep_latest(&mut self.best[k], then, nt);
-            }
         }
     }
 
