@@ -113,6 +113,9 @@ pub(crate) struct BlockScratch {
     regions: Vec<(i64, i64, i64, i64)>,
     plane_regions: Vec<(usize, usize, usize)>,
     ycuts: Vec<i64>,
+    /// Origin and extent (along y, z) of the block whose cuts `ycuts` and `zcuts` hold, for
+    /// this configuration.
+    cut_memo: [Option<(i64, i64)>; 2],
     zcuts: Vec<i64>,
     cells: Vec<(i64, i64, i64, i64)>,
     plane_cells: Vec<(usize, usize, usize)>,
@@ -391,6 +394,17 @@ impl BlockScratch {
     /// sub-tile begins: between two of them, rows are touched alike by every block around.
     fn cuts(&mut self, at: &BlockAt, block: [i64; 3], fold: [i64; 3], tile: [i64; 3]) {
         for (d, cuts) in [(1, &mut self.ycuts), (2, &mut self.zcuts)] {
+            // The cuts of a block of the same extent (same configuration) are these translated.
+            let memo = &mut self.cut_memo[d - 1];
+            if let Some((origin, ext)) = *memo {
+                if ext == at.ext[d] {
+                    let shift = at.origin[d] - origin;
+                    cuts.iter_mut().for_each(|c| *c += shift);
+                    *memo = Some((at.origin[d], ext));
+                    continue;
+                }
+            }
+            *memo = Some((at.origin[d], at.ext[d]));
             cuts.clear();
             let span = self.reach[d].1 - self.reach[d].0 + at.ext[d];
             let r = span / tile[d] + 1;
@@ -656,6 +670,7 @@ impl BlockScratch {
         };
         let steps = sh.steps();
         self.pass.reset(steps);
+        self.cut_memo = [None; 2];
         let is_load: Vec<bool> = prog
             .instructions
             .iter()

@@ -150,7 +150,7 @@ impl WarpScratch {
                 continue;
             }
             for (j, vb) in &self.nz {
-                out[(i + j) % line] += va * vb;
+                out[(i + j) & (line - 1)] += va * vb;
             }
         }
         self.hist[dst] = out;
@@ -245,7 +245,8 @@ impl WarpScratch {
                             if !prog.issues(fi, n) {
                                 continue;
                             }
-                            let r = (base + c).rem_euclid(line as i64) as usize;
+                            // `line` is a power of two: the mask is the Euclidean remainder.
+                            let r = ((base + c) & (line as i64 - 1)) as usize;
                             let k = usize::from(kind == AccessKind::Store);
                             self.g[g0 + k * line + r] += 1.0;
                         }
@@ -271,7 +272,7 @@ impl WarpScratch {
                                 continue;
                             }
                             for (rb, nb) in &nz {
-                                let (sec, wf) = self.counts(sid, (r + rb) % line, p);
+                                let (sec, wf) = self.counts(sid, (r + rb) & (line - 1), p);
                                 let m = gv * nb;
                                 tot.wavefronts += m * wf;
                                 if k == 0 {
