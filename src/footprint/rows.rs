@@ -721,9 +721,10 @@ impl RowPass {
             let tile0 = grid.tile[0];
             // The neighbour at `bx`, or `None` where it is this block or starts a wave or more
             // after it (it cannot be an earlier access); with its time offsets per own position.
+            let (mine_yz, id_yz) = ((by, bz) == (me[1], me[2]), grid.id([0, by, bz]));
             let when_of = |walks: &[Walk; POSITIONS], bx: i64| {
-                let delta = my_id - grid.id([bx, by, bz]);
-                if [bx, by, bz] == me || delta <= -wave {
+                let delta = my_id - (id_yz + bx);
+                if (mine_yz && bx == me[0]) || delta <= -wave {
                     return None;
                 }
                 Some(Offsets {
