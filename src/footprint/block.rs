@@ -65,10 +65,31 @@ struct Unions {
     stored: Tally,
 }
 
+/// What the footprint totals per size class give, for one tile: they depend on the tile (with the
+/// kernel, domain and granularities of the unions), not on how threads and fold points cover it,
+/// so configurations of the same tile share them.
+#[derive(Debug, Clone, Default)]
+struct TileTotals {
+    footprint: [f64; 8],
+    count: [f64; 8],
+    rep_lines: f64,
+    regions: Vec<(i64, i64, i64, i64)>,
+    plane_regions: Vec<(usize, usize, usize)>,
+}
+
 /// Scratch buffers, reused between calls.
 #[derive(Debug, Default)]
 pub(crate) struct BlockScratch {
     unions: Option<Unions>,
+    /// Per tile and line size (valid for `unions`' key).
+    tiles: HashMap<([usize; 3], i64), TileTotals>,
+    /// The regions of the accesses of a kind of a block at a place with an extent (valid for
+    /// `unions`' key).
+    #[allow(clippy::type_complexity)]
+    sampled: HashMap<
+        ([i64; 3], [i64; 3], AccessKind),
+        (Vec<(i64, i64, i64, i64)>, Vec<(usize, usize, usize)>),
+    >,
     planes: Vec<Plane>,
     acc: Vec<PlaneAccess>,
     /// The loads of `acc`.
@@ -92,6 +113,9 @@ pub(crate) struct BlockScratch {
     regions: Vec<(i64, i64, i64, i64)>,
     plane_regions: Vec<(usize, usize, usize)>,
     ycuts: Vec<i64>,
+    /// Origin and extent (along y, z) of the block whose cuts `ycuts` and `zcuts` hold, for
+    /// this configuration.
+    cut_memo: [Option<(i64, i64)>; 2],
     zcuts: Vec<i64>,
     cells: Vec<(i64, i64, i64, i64)>,
     plane_cells: Vec<(usize, usize, usize)>,
@@ -330,14 +354,24 @@ impl BlockScratch {
 
     /// Samples the rows of the footprint of a block at `at` into `self.rows`.
     fn sample(&mut self, at: &BlockAt, kind: AccessKind) {
-        self.regions.clear();
-        self.plane_regions.clear();
-        for pi in 0..self.planes.len() {
-            boxes(&self.acc, kind, pi, at, &mut self.boxes);
-            if !self.boxes.is_empty() {
-                self.counter.decompose(&self.planes[pi], &self.boxes);
+        // The regions depend on the block's place and extent only: kept for configurations of
+        // the same tile.
+        let key = (at.origin, at.ext, kind);
+        if let Some((r, p)) = self.sampled.get(&key) {
+            self.regions.clone_from(r);
+            self.plane_regions.clone_from(p);
+        } else {
+            self.regions.clear();
+            self.plane_regions.clear();
+            for pi in 0..self.planes.len() {
+                boxes(&self.acc, kind, pi, at, &mut self.boxes);
+                if !self.boxes.is_empty() {
+                    self.counter.decompose(&self.planes[pi], &self.boxes);
+                }
+                self.keep_regions(pi);
             }
-            self.keep_regions(pi);
+            let kept = (self.regions.clone(), self.plane_regions.clone());
+            self.sampled.insert(key, kept);
         }
         let (block, fold, tile) = (self.shape_block, self.shape_fold, self.shape_tile);
         self.cuts(at, block, fold, tile);
@@ -360,6 +394,17 @@ impl BlockScratch {
     /// sub-tile begins: between two of them, rows are touched alike by every block around.
     fn cuts(&mut self, at: &BlockAt, block: [i64; 3], fold: [i64; 3], tile: [i64; 3]) {
         for (d, cuts) in [(1, &mut self.ycuts), (2, &mut self.zcuts)] {
+            // The cuts of a block of the same extent (same configuration) are these translated.
+            let memo = &mut self.cut_memo[d - 1];
+            if let Some((origin, ext)) = *memo {
+                if ext == at.ext[d] {
+                    let shift = at.origin[d] - origin;
+                    cuts.iter_mut().for_each(|c| *c += shift);
+                    *memo = Some((at.origin[d], ext));
+                    continue;
+                }
+            }
+            *memo = Some((at.origin[d], at.ext[d]));
             cuts.clear();
             let span = self.reach[d].1 - self.reach[d].0 + at.ext[d];
             let r = span / tile[d] + 1;
@@ -436,6 +481,70 @@ impl BlockScratch {
         }
     }
 
+    /// The exact footprint totals per size class of `tile`: one block of the class (the
+    /// representative `rep` where it belongs to the class), placed at every block's alignment
+    /// to sectors (a histogram of byte shifts); the representative's decomposition also gives
+    /// its distinct lines of `line` bytes and the regions its rows are sampled from.
+    fn tile_totals(
+        &mut self,
+        classes: &SizeClasses,
+        rep: [usize; 3],
+        rep_class: usize,
+        s: i64,
+        line: i64,
+    ) -> TileTotals {
+        let tile = classes.tile;
+        let mut footprint = [0.0f64; 8];
+        let mut count = [0.0f64; 8];
+        let mut rep_lines = 0.0;
+        self.regions.clear();
+        self.plane_regions.clear();
+        for c in 0..8 {
+            if classes.extent(c).is_none() {
+                continue;
+            }
+            let range = |d: usize| classes.axes[d][(c >> d) & 1];
+            let first = [range(0).1, range(1).1, range(2).1];
+            let one = if c == rep_class { rep } else { first };
+            count[c] = (0..3).map(|d| range(d).2 - range(d).1).product::<usize>() as f64;
+            let at = Self::at(classes, one);
+            for pi in 0..self.planes.len() {
+                let pl = self.planes[pi];
+                load_boxes(&self.acc, pi, &at, &mut self.boxes);
+                if !self.boxes.is_empty() {
+                    let rel = |d: usize| {
+                        let (_, lo, hi) = range(d);
+                        (lo as i64 - one[d] as i64, hi as i64 - one[d] as i64)
+                    };
+                    let (x, y, z) = (rel(0), rel(1), rel(2));
+                    residues(tile[0] as i64 * pl.pitch, x.0, x.1, 0, s, &mut self.hx);
+                    residues(tile[1] as i64 * pl.row, y.0, y.1, 0, s, &mut self.hy);
+                    residues(tile[2] as i64 * pl.layer, z.0, z.1, 0, s, &mut self.hz);
+                    convolve(&self.hx, &self.hy, s, &mut self.tmp);
+                    convolve(&self.tmp, &self.hz, s, &mut self.shifts);
+                    self.counter.decompose(&pl, &self.boxes);
+                    footprint[c] += self.counter.count_decomposed(&pl, &self.shifts, s).distinct;
+                    if c == rep_class {
+                        rep_lines += self
+                            .counter
+                            .count_decomposed(&pl, &[(0, 1.0)], line)
+                            .distinct;
+                    }
+                }
+                if c == rep_class {
+                    self.keep_regions(pi);
+                }
+            }
+        }
+        TileTotals {
+            footprint,
+            count,
+            rep_lines,
+            regions: self.regions.clone(),
+            plane_regions: self.plane_regions.clone(),
+        }
+    }
+
     pub(crate) fn run(
         &mut self,
         prog: &MemoryProgram,
@@ -477,61 +586,28 @@ impl BlockScratch {
         ];
         let rep_class = classes.class_of(rep);
 
-        // Exact footprint totals per size class: one block of the class (the representative where
-        // it belongs to the class), placed at every block's alignment to sectors (a histogram of
-        // byte shifts). The representative's decomposition also gives its distinct lines and the
-        // regions its rows are sampled from.
-        let mut footprint = [0.0f64; 8];
-        let mut count = [0.0f64; 8];
-        let mut rep_lines = 0.0;
-        self.regions.clear();
-        self.plane_regions.clear();
-        for c in 0..8 {
-            if classes.extent(c).is_none() {
-                continue;
-            }
-            let range = |d: usize| classes.axes[d][(c >> d) & 1];
-            let first = [range(0).1, range(1).1, range(2).1];
-            let one = if c == rep_class { rep } else { first };
-            count[c] = (0..3).map(|d| range(d).2 - range(d).1).product::<usize>() as f64;
-            let at = Self::at(classes, one);
-            for pi in 0..self.planes.len() {
-                let pl = self.planes[pi];
-                load_boxes(&self.acc, pi, &at, &mut self.boxes);
-                if !self.boxes.is_empty() {
-                    let rel = |d: usize| {
-                        let (_, lo, hi) = range(d);
-                        (lo as i64 - one[d] as i64, hi as i64 - one[d] as i64)
-                    };
-                    let (x, y, z) = (rel(0), rel(1), rel(2));
-                    residues(tile[0] as i64 * pl.pitch, x.0, x.1, 0, s, &mut self.hx);
-                    residues(tile[1] as i64 * pl.row, y.0, y.1, 0, s, &mut self.hy);
-                    residues(tile[2] as i64 * pl.layer, z.0, z.1, 0, s, &mut self.hz);
-                    convolve(&self.hx, &self.hy, s, &mut self.tmp);
-                    convolve(&self.tmp, &self.hz, s, &mut self.shifts);
-                    self.counter.decompose(&pl, &self.boxes);
-                    footprint[c] += self.counter.count_decomposed(&pl, &self.shifts, s).distinct;
-                    if c == rep_class {
-                        let line = p.line_bytes as i64;
-                        rep_lines += self
-                            .counter
-                            .count_decomposed(&pl, &[(0, 1.0)], line)
-                            .distinct;
-                    }
-                }
-                if c == rep_class {
-                    self.keep_regions(pi);
-                }
-            }
+        // Exact footprint totals per size class (see `tile_totals`). They and the grid unions
+        // are kept while kernel, domain and sector size are; the totals per tile.
+        let key_matches = self.unions.as_ref().is_some_and(|u| {
+            u.planes == self.planes && u.acc == self.acc && u.domain == dom && u.sector == s
+        });
+        if !key_matches {
+            self.tiles.clear();
+            self.sampled.clear();
         }
+        let line = p.line_bytes as i64;
+        let t = match self.tiles.remove(&(tile, line)) {
+            Some(t) => t,
+            None => self.tile_totals(classes, rep, rep_class, s, line),
+        };
+        let (footprint, count, rep_lines) = (t.footprint, t.count, t.rep_lines);
+        self.regions.clone_from(&t.regions);
+        self.plane_regions.clone_from(&t.plane_regions);
+        self.tiles.insert((tile, line), t);
         let all_footprints: f64 = footprint.iter().sum();
 
         // The unions over the whole grid: every point of the domain is updated once, so they are
         // the domain shifted by each access's offset.
-        // They depend on the kernel and the domain only: kept for the next configuration.
-        let key_matches = self.unions.as_ref().is_some_and(|u| {
-            u.planes == self.planes && u.acc == self.acc && u.domain == dom && u.sector == s
-        });
         if !key_matches {
             let whole = BlockAt {
                 origin: [0; 3],
@@ -594,6 +670,7 @@ impl BlockScratch {
         };
         let steps = sh.steps();
         self.pass.reset(steps);
+        self.cut_memo = [None; 2];
         let is_load: Vec<bool> = prog
             .instructions
             .iter()
@@ -602,10 +679,7 @@ impl BlockScratch {
         self.pass.set_loads(&is_load, &prog.issued);
         let load_steps = self.pass.load_steps();
         let wave_blocks = (p.sms * p.blocks_per_sm).min(nblocks).max(1) as i64;
-        let issue = Issue {
-            wave: wave_blocks,
-            sms: p.sms as i64,
-        };
+        let issue = Issue::new(wave_blocks, p.sms as i64);
         let lattice = Grid {
             blocks: grid.map(|g| g as i64),
             tile: tile.map(|t| t as i64),

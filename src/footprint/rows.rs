@@ -10,8 +10,10 @@
 //! rows are represented by a stratified sample of rows (every region of the footprint, spread
 //! over its rows), each weighted by the rows it stands for.
 
-use super::geometry::{ElemBox, Plane, PlaneAccess};
+use super::geometry::{ElemBox, IntHasher, Plane, PlaneAccess};
 use crate::ir::AccessKind;
+use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
 
 const NONE: u32 = u32::MAX;
 /// Positions of the representative block within its wave at which links are sampled.
@@ -85,13 +87,22 @@ pub(crate) struct Issue {
     pub wave: i64,
     /// SMs.
     pub sms: i64,
+    /// Blocks per SM in a wave, rounded up (kept: it is needed per neighbour in the link search).
+    per_sm: i64,
 }
 
 impl Issue {
+    pub fn new(wave: i64, sms: i64) -> Issue {
+        Issue {
+            wave,
+            sms,
+            per_sm: (wave + sms - 1) / sms,
+        }
+    }
+
     /// Position in the issue order of a step of the block at position `p` of its wave.
     fn order(&self, p: i64) -> i64 {
-        let per_sm = (self.wave + self.sms - 1) / self.sms;
-        (p % self.sms) * per_sm + p / self.sms
+        (p % self.sms) * self.per_sm + p / self.sms
     }
 }
 
@@ -136,8 +147,7 @@ impl Walk {
 
     /// `issue.order(pos)`.
     fn order(&self, issue: Issue) -> i64 {
-        let per_sm = (issue.wave + issue.sms - 1) / issue.sms;
-        self.pos_mod_sms * per_sm + self.pos_div_sms
+        self.pos_mod_sms * issue.per_sm + self.pos_div_sms
     }
 }
 
@@ -232,6 +242,22 @@ struct Event {
     weight: f64,
 }
 
+/// A pattern of first steps per sector (see [`RowPass::group_first`]).
+#[derive(Debug, Clone, Copy)]
+struct Pattern {
+    /// Range of the key in `pat_keys`.
+    key: (usize, usize),
+    /// Valid extent along x.
+    ext0: i64,
+    /// Byte of the sector the block's part of the row starts at.
+    res: i64,
+    /// First sector, relative to the one that part starts in.
+    rel: i64,
+    /// Range in `grp_first`.
+    start: usize,
+    len: usize,
+}
+
 /// A row to process: plane, y, z and the rows it stands for.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct SampledRow {
@@ -245,15 +271,22 @@ pub(crate) struct SampledRow {
 #[derive(Debug, Default)]
 pub(crate) struct RowPass {
     touches: Vec<Touch>,
+    /// The accesses of a row in step order (see [`touches`]).
+    order: Vec<(i64, u32, u32)>,
     nb: Vec<Touch>,
     ranges: Vec<(i64, i64)>,
     lines: Vec<(i64, u64)>,
     last: Vec<u32>,
     first: Vec<u32>,
-    nb_first: Vec<u32>,
-    /// First step per sector of a group's base neighbour.
+    /// First steps per sector of the patterns of [`RowPass::group_first`], one after another.
     grp_first: Vec<u32>,
-    best: Vec<i64>,
+    /// The patterns of this configuration, their keys one after another, and their index by
+    /// the hash of the key.
+    pat: Vec<Pattern>,
+    pat_keys: Vec<(i64, u32)>,
+    pat_index: HashMap<u64, u32, BuildHasherDefault<IntHasher>>,
+    key: Vec<(i64, u32)>,
+    best: Vec<Latest>,
     /// Per step: issued loads before it (the L1 model's clock).
     load_before: Vec<u32>,
     /// Per step: whether the threads issue it (a load of an element an earlier fold point of the
@@ -282,60 +315,115 @@ pub(crate) struct RowPass {
     pub refetched: Vec<Refetch>,
 }
 
-/// Builds the touches of row `(y, z)` of `plane` by the block `at` into `out` (in step order if
-/// `sorted`); `acc` holds the accesses (those of other planes are skipped).
-#[allow(clippy::too_many_arguments)]
-fn touches(
-    out: &mut Vec<Touch>,
+/// The touch of access `a` at fold point `f0` along x of the row at `base`, whose fold points
+/// along y and z give step base `fp` (`f0` is added); `None` past the block's valid extent.
+#[inline]
+fn touch_at(
     plane: &Plane,
+    a: &PlaneAccess,
+    at: &BlockAt,
+    sh: &Shape,
+    base: i64,
+    fp: i64,
+    f0: i64,
+) -> Option<Touch> {
+    let b0 = sh.block[0];
+    let xa = f0 * b0;
+    if xa >= at.ext[0] {
+        return None;
+    }
+    let xb = (xa + b0).min(at.ext[0]);
+    let x0 = at.origin[0] + xa + a.off[0];
+    let step = (fp + f0) as u32 * sh.slots + a.slot;
+    let start = base + x0 * plane.pitch + a.comp * plane.elem;
+    Some(if plane.interleaved() {
+        Touch {
+            step,
+            start,
+            n: xb - xa,
+            pitch: plane.pitch,
+            len: plane.elem,
+        }
+    } else {
+        Touch {
+            step,
+            start,
+            n: 1,
+            pitch: 0,
+            len: (xb - xa) * plane.pitch,
+        }
+    })
+}
+
+/// The accesses of `acc` to plane `pi` that block `at` makes on row `(y, z)`, as
+/// `(step of fold point (0, f1, f2) without the slot, slot, index in acc)` into `out`.
+#[allow(clippy::too_many_arguments)]
+fn row_accesses(
+    out: &mut Vec<(i64, u32, u32)>,
     pi: usize,
     acc: &[PlaneAccess],
     at: &BlockAt,
     sh: &Shape,
     y: i64,
     z: i64,
-    sorted: bool,
 ) {
     out.clear();
-    let base = plane.row_base(y, z);
-    for a in acc.iter().filter(|a| a.plane == pi) {
+    for (i, a) in acc.iter().enumerate() {
+        if a.plane != pi {
+            continue;
+        }
         let t1 = y - at.origin[1] - a.off[1];
         let t2 = z - at.origin[2] - a.off[2];
         if t1 < 0 || t1 >= at.ext[1] || t2 < 0 || t2 >= at.ext[2] {
             continue;
         }
         let (f1, f2) = (t1 / sh.block[1], t2 / sh.block[2]);
-        let b0 = sh.block[0];
+        out.push((sh.fold[0] * (f1 + sh.fold[1] * f2), a.slot, i as u32));
+    }
+}
+
+/// Builds the touches of row `r` (of `plane`) by the block `at` into `out`, in step order if
+/// `sorted`; `acc` holds the accesses (those of other planes are skipped), `order` is scratch.
+///
+/// The step order is generated, not sorted: the accesses are ordered by (fold point along y and
+/// z, slot), a few dozen at most; those of one such fold point are issued fold point by fold
+/// point along x, and different ones are whole rows of fold points apart. Steps are distinct (one
+/// access per slot), so the order is the sorted one.
+#[allow(clippy::too_many_arguments)]
+fn touches(
+    out: &mut Vec<Touch>,
+    order: &mut Vec<(i64, u32, u32)>,
+    plane: &Plane,
+    acc: &[PlaneAccess],
+    at: &BlockAt,
+    sh: &Shape,
+    r: &SampledRow,
+    sorted: bool,
+) {
+    out.clear();
+    let (y, z) = (r.y, r.z);
+    row_accesses(order, r.plane as usize, acc, at, sh, y, z);
+    if sorted {
+        order.sort_unstable();
+    }
+    let base = plane.row_base(y, z);
+    let mut i = 0;
+    while i < order.len() {
+        let fp = order[i].0;
+        let mut e = i + 1;
+        while e < order.len() && order[e].0 == fp {
+            e += 1;
+        }
         for f0 in 0..sh.fold[0] {
-            let xa = f0 * b0;
-            if xa >= at.ext[0] {
+            if f0 * sh.block[0] >= at.ext[0] {
                 break;
             }
-            let xb = (xa + b0).min(at.ext[0]);
-            let x0 = at.origin[0] + xa + a.off[0];
-            let fp = f0 + sh.fold[0] * (f1 + sh.fold[1] * f2);
-            let start = base + x0 * plane.pitch + a.comp * plane.elem;
-            out.push(if plane.interleaved() {
-                Touch {
-                    step: fp as u32 * sh.slots + a.slot,
-                    start,
-                    n: xb - xa,
-                    pitch: plane.pitch,
-                    len: plane.elem,
-                }
-            } else {
-                Touch {
-                    step: fp as u32 * sh.slots + a.slot,
-                    start,
-                    n: 1,
-                    pitch: 0,
-                    len: (xb - xa) * plane.pitch,
-                }
-            });
+            for &(_, _, ai) in &order[i..e] {
+                let t = touch_at(plane, &acc[ai as usize], at, sh, base, fp, f0);
+                out.push(t.expect("inside the valid extent"));
+            }
         }
-    }
-    if sorted {
-        out.sort_unstable_by_key(|t| t.step);
+        i = e;
     }
 }
 
@@ -346,32 +434,34 @@ fn div_pow2(x: i64, d: i64) -> i64 {
     x >> d.trailing_zeros()
 }
 
-/// The time offsets, per sampled own position, of the representative block (`mine`) and of a
-/// neighbour (`when`).
+/// The time offsets, per sampled own position, of a neighbour (`when`).
 #[derive(Debug, Clone, Copy)]
 struct Offsets {
     clock: Clock,
-    mine: [i64; POSITIONS],
     when: [i64; POSITIONS],
 }
 
-/// Keeps in `best` (per sector `k` and own position) the latest time before the own first touch
-/// of sector `k` at step `own` among those so far and a neighbour's first touch at step `then`
-/// (`NONE`: untouched), whose time offsets per own position are `when` (`mine`: the own ones).
+/// Per sector of a row and own position: the own first touch's time (`i64::MIN` where the
+/// sector is not touched: nothing is earlier) and the latest earlier access found so far.
+#[derive(Debug, Clone, Copy)]
+struct Latest {
+    me: [i64; POSITIONS],
+    best: [i64; POSITIONS],
+}
+
+/// Keeps in `l` the latest time before the own first touch among those so far and a
+/// neighbour's first touch at step `then` (`NONE`: untouched), whose time offsets per own
+/// position are `nt.when`.
 #[inline]
-fn keep_latest(best: &mut [i64], k: usize, own: u32, then: u32, nt: &Offsets) {
-    if own == NONE || then == NONE {
+fn keep_latest(l: &mut Latest, then: u32, nt: &Offsets) {
+    if then == NONE {
         return;
     }
-    let (own, then) = (
-        nt.clock.at(0, own as i64, 0),
-        nt.clock.at(0, then as i64, 0),
-    );
+    let then = nt.clock.at(0, then as i64, 0);
     for j in 0..POSITIONS {
-        let (me, t) = (own + nt.mine[j], then + nt.when[j]);
-        let b = &mut best[k * POSITIONS + j];
-        if t < me && t > *b {
-            *b = t;
+        let t = then + nt.when[j];
+        if t < l.me[j] && t > l.best[j] {
+            l.best[j] = t;
         }
     }
 }
@@ -430,6 +520,10 @@ impl RowPass {
         self.refetched.clear();
         self.events.clear();
         self.line_count = 0;
+        self.grp_first.clear();
+        self.pat.clear();
+        self.pat_keys.clear();
+        self.pat_index.clear();
     }
 
     /// Processes the sampled rows of block `me` of `grid`: first touches and L1 gaps (when
@@ -459,7 +553,7 @@ impl RowPass {
             let pi = r.plane as usize;
             let plane = &planes[pi];
             let mut own = std::mem::take(&mut self.touches);
-            touches(&mut own, plane, pi, acc, at, sh, r.y, r.z, true);
+            touches(&mut own, &mut self.order, plane, acc, at, sh, r, true);
             own.retain(|t| self.issued[t.step as usize]);
             if own.is_empty() {
                 self.touches = own;
@@ -568,10 +662,6 @@ impl RowPass {
         let s = sh.sector;
         let steps = sh.steps() as i64;
         let wave = issue.wave;
-        self.best.clear();
-        self.best.resize(ns * POSITIONS, i64::MIN);
-        self.nb_first.clear();
-        self.nb_first.resize(ns, NONE);
         let base = plane.row_base(r.y, r.z);
         let (xlo, xhi) = (
             (s0 * s - base).div_euclid(plane.pitch) - 1,
@@ -583,6 +673,15 @@ impl RowPass {
         // Own times are `(0, step, issue position)`.
         let mine: [i64; POSITIONS] =
             std::array::from_fn(|j| clock.at(0, 0, issue.order(own_pos[j])));
+        self.best.clear();
+        self.best.extend(self.first[..ns].iter().map(|&own| Latest {
+            me: if own == NONE {
+                [i64::MIN; POSITIONS]
+            } else {
+                mine.map(|m| clock.at(0, own as i64, 0) + m)
+            },
+            best: [i64::MIN; POSITIONS],
+        }));
         let my_id = grid.id(me);
         // The blocks (in y and z) one of whose loads lands on this row, with those loads, and in
         // x those whose loads can reach the row's sectors.
@@ -595,8 +694,19 @@ impl RowPass {
             }
         }
         // Only the grouping matters: the links found do not depend on the order of neighbours.
-        let bz_count = grid.blocks[2];
-        self.yz_acc.sort_unstable_by_key(|e| e.0 * bz_count + e.1);
+        // The loads of one block are gathered by swaps (a few dozen loads, a few blocks).
+        let mut i = 0;
+        while i < self.yz_acc.len() {
+            let key = (self.yz_acc[i].0, self.yz_acc[i].1);
+            let mut e = i + 1;
+            for j in i + 1..self.yz_acc.len() {
+                if (self.yz_acc[j].0, self.yz_acc[j].1) == key {
+                    self.yz_acc.swap(e, j);
+                    e += 1;
+                }
+            }
+            i = e;
+        }
         let bx_lo = ((xlo - reach[0].1).div_euclid(grid.tile[0]) - 1).max(0);
         let bx_hi = ((xhi - reach[0].0).div_euclid(grid.tile[0]) + 1).min(grid.blocks[0] - 1);
         let mut group = std::mem::take(&mut self.group_acc);
@@ -611,14 +721,14 @@ impl RowPass {
             let tile0 = grid.tile[0];
             // The neighbour at `bx`, or `None` where it is this block or starts a wave or more
             // after it (it cannot be an earlier access); with its time offsets per own position.
+            let (mine_yz, id_yz) = ((by, bz) == (me[1], me[2]), grid.id([0, by, bz]));
             let when_of = |walks: &[Walk; POSITIONS], bx: i64| {
-                let delta = my_id - grid.id([bx, by, bz]);
-                if [bx, by, bz] == me || delta <= -wave {
+                let delta = my_id - (id_yz + bx);
+                if (mine_yz && bx == me[0]) || delta <= -wave {
                     return None;
                 }
                 Some(Offsets {
                     clock,
-                    mine,
                     when: std::array::from_fn(|j| {
                         clock.at(walks[j].wave, 0, walks[j].order(issue))
                     }),
@@ -629,7 +739,9 @@ impl RowPass {
                 std::array::from_fn(|j| Walk::new(own_pos[j] - delta, issue))
             };
             let (mut full_lo, mut full_hi) = (bx_lo, bx_hi);
-            if (tile0 * plane.pitch) % s == 0 {
+            let aligned = (tile0 * plane.pitch) % s == 0;
+            let mut key_hash = 0;
+            if aligned {
                 // Full tiles touch the row as the first full tile of the row of blocks does,
                 // shifted by whole sectors: its first step per sector is built once, and only
                 // the neighbours that reach the row's sectors are visited.
@@ -638,8 +750,9 @@ impl RowPass {
                     origin: first.origin,
                     ext: [tile0, first.ext[1], first.ext[2]],
                 };
-                let g0 = self.group_first(plane, pi, &group, &at, sh, r);
-                let (len, ts) = (self.grp_first.len() as i64, tile0 * plane.pitch / s);
+                key_hash = self.group_key(&group, &at, sh, r);
+                let (g0, pstart, plen) = self.group_first(plane, &group, &at, sh, r, key_hash);
+                let (len, ts) = (plen as i64, tile0 * plane.pitch / s);
                 let k_min = (s0 - len - g0).div_euclid(ts) + 1;
                 let k_max = -(-(s0 + ns as i64 - g0)).div_euclid(ts) - 1;
                 let last_full = if grid.domain[0] % tile0 == 0 {
@@ -655,7 +768,8 @@ impl RowPass {
                     let mut walks = walks_at(lo);
                     for bx in lo..=hi {
                         if let Some(nt) = when_of(&walks, bx) {
-                            self.link_shifted(g0 + (bx - bx_lo) * ts, s0, ns, &nt);
+                            let g = g0 + (bx - bx_lo) * ts;
+                            self.link_shifted(g, (pstart, plen), s0, ns, &nt);
                         }
                         walks.iter_mut().for_each(|w| w.next(issue));
                     }
@@ -666,12 +780,15 @@ impl RowPass {
                     continue;
                 }
             }
-            let mut cached = None;
+            if !aligned {
+                key_hash = self.group_key(&group, &grid.at([full_lo, by, bz]), sh, r);
+            }
             let mut walks = walks_at(full_lo);
             for bx in full_lo..=full_hi {
                 if let Some(nt) = when_of(&walks, bx) {
                     let at = grid.at([bx, by, bz]);
-                    self.link_neighbour(plane, pi, &group, sh, r, &at, &mut cached, s0, ns, &nt);
+                    let (g0, pstart, plen) = self.group_first(plane, &group, &at, sh, r, key_hash);
+                    self.link_shifted(g0, (pstart, plen), s0, ns, &nt);
                 }
                 walks.iter_mut().for_each(|w| w.next(issue));
             }
@@ -680,128 +797,103 @@ impl RowPass {
         self.emit_links(ns, clock, issue, &own_pos, w);
     }
 
-    /// The first step of the block at `at` per sector of row `r`, into `grp_first` from the
-    /// returned sector on (`NONE` where it touches none); `acc` are its accesses to the row.
+    /// The first step per sector of row `r` of the block at `at`, whose accesses to the row are
+    /// `acc`: `(first sector, range in grp_first)`, `NONE` where it touches none.
+    ///
+    /// It depends on which fold points and slots touch the row, the block's valid extent along
+    /// x and where its part of the row starts within a sector; elsewhere it is the same shifted
+    /// by whole sectors. So it is built once per configuration for each such key and reused for
+    /// the other rows and neighbours (the minimum step per sector is the same either way).
     fn group_first(
         &mut self,
         plane: &Plane,
-        pi: usize,
         acc: &[PlaneAccess],
         at: &BlockAt,
         sh: &Shape,
         r: &SampledRow,
-    ) -> i64 {
+        key_hash: u64,
+    ) -> (i64, usize, usize) {
         let s = sh.sector;
+        let x0 = plane.row_base(r.y, r.z) + at.origin[0] * plane.pitch;
+        let (q, res) = (div_pow2(x0, s), x0 - div_pow2(x0, s) * s);
+        let mut h = IntHasher::default();
+        h.write_u64(key_hash);
+        h.write_u64(at.ext[0] as u64);
+        h.write_u64(res as u64);
+        let hash = h.finish();
+        let found = self.pat_index.get(&hash).map(|&i| self.pat[i as usize]);
+        if let Some(p) = found {
+            if p.ext0 == at.ext[0]
+                && p.res == res
+                && self.pat_keys[p.key.0..p.key.0 + p.key.1] == self.key[..]
+            {
+                let g0 = if p.len == 0 { i64::MAX } else { p.rel + q };
+                return (g0, p.start, p.len);
+            }
+        }
         let mut nb = std::mem::take(&mut self.nb);
-        touches(&mut nb, plane, pi, acc, at, sh, r.y, r.z, false);
+        touches(&mut nb, &mut self.order, plane, acc, at, sh, r, false);
         let (mut lo, mut hi) = (i64::MAX, i64::MIN);
         for t in &nb {
             lo = lo.min(div_pow2(t.start, s));
             hi = hi.max(div_pow2(t.start + (t.n - 1) * t.pitch + t.len - 1, s));
         }
-        self.grp_first.clear();
+        let start = self.grp_first.len();
         if lo <= hi {
-            self.grp_first.resize((hi - lo + 1) as usize, NONE);
+            self.grp_first.resize(start + (hi - lo + 1) as usize, NONE);
         }
+        let pat = &mut self.grp_first[start..];
         for t in &nb {
             sector_ranges(t, s, &mut self.ranges);
             for &(f, l) in &self.ranges {
-                for v in &mut self.grp_first[(f - lo) as usize..=(l - lo) as usize] {
+                for v in &mut pat[(f - lo) as usize..=(l - lo) as usize] {
                     *v = (*v).min(t.step);
                 }
             }
         }
         self.nb = nb;
-        lo
+        let len = self.grp_first.len() - start;
+        if !self.pat_index.contains_key(&hash) {
+            self.pat_index.insert(hash, self.pat.len() as u32);
+            self.pat.push(Pattern {
+                key: (self.pat_keys.len(), self.key.len()),
+                ext0: at.ext[0],
+                res,
+                rel: if len == 0 { 0 } else { lo - q },
+                start,
+                len,
+            });
+            self.pat_keys.extend_from_slice(&self.key);
+        }
+        (lo, start, len)
+    }
+
+    /// The key of the patterns of the blocks of one row of blocks (along x) whose accesses to
+    /// row `r` are `acc` (the fold points along y and z and slots touching it, the same for
+    /// all of them; see [`RowPass::group_first`]) into `key`, and its hash.
+    fn group_key(&mut self, acc: &[PlaneAccess], at: &BlockAt, sh: &Shape, r: &SampledRow) -> u64 {
+        row_accesses(&mut self.order, r.plane as usize, acc, at, sh, r.y, r.z);
+        self.key.clear();
+        self.key.extend(self.order.iter().map(|o| (o.0, o.1)));
+        self.key.sort_unstable();
+        let mut h = IntHasher::default();
+        for &(fp, slot) in &self.key {
+            h.write_u64(fp as u64);
+            h.write_u64(u64::from(slot));
+        }
+        h.finish()
     }
 
     /// Updates the previous accesses of the row's sectors (from sector `s0`, `ns` of them) with
-    /// those of a neighbour whose first steps per sector are `grp_first` from sector `g0` on, and
-    /// whose time offsets per own position are `when`.
-    #[allow(clippy::too_many_arguments)]
-    fn link_shifted(&mut self, g0: i64, s0: i64, ns: usize, nt: &Offsets) {
+    /// those of a neighbour whose first steps per sector are `pat` (a range of `grp_first`) from
+    /// sector `g0` on, and whose time offsets per own position are `when`.
+    fn link_shifted(&mut self, g0: i64, pat: (usize, usize), s0: i64, ns: usize, nt: &Offsets) {
+        let (start, len) = pat;
         let lo = g0.max(s0);
-        let hi = (g0 + self.grp_first.len() as i64).min(s0 + ns as i64);
+        let hi = g0.saturating_add(len as i64).min(s0 + ns as i64);
         for u in lo..hi {
-            let (k, then) = ((u - s0) as usize, self.grp_first[(u - g0) as usize]);
-            keep_latest(&mut self.best, k, self.first[k], then, nt);
-        }
-    }
-
-    /// Updates the previous accesses of the row's sectors with those of the block at `at`, whose
-    /// time offsets per own position are `when`.
-    #[allow(clippy::too_many_arguments)]
-    fn link_neighbour(
-        &mut self,
-        plane: &Plane,
-        pi: usize,
-        acc: &[PlaneAccess],
-        sh: &Shape,
-        r: &SampledRow,
-        at: &BlockAt,
-        cached: &mut Option<(i64, [i64; 3])>,
-        s0: i64,
-        ns: usize,
-        nt: &Offsets,
-    ) {
-        let s = sh.sector;
-        {
-            let n_at = at;
-            // Neighbours differing only in x touch this row alike, shifted by whole tiles.
-            let mut nb = std::mem::take(&mut self.nb);
-            match *cached {
-                Some((x0, ext)) if ext == n_at.ext => {
-                    let shift = (n_at.origin[0] - x0) * plane.pitch;
-                    for t in nb.iter_mut() {
-                        t.start += shift;
-                    }
-                }
-                _ => touches(&mut nb, plane, pi, acc, n_at, sh, r.y, r.z, false),
-            }
-            *cached = Some((n_at.origin[0], n_at.ext));
-            if nb.is_empty() {
-                self.nb = nb;
-                return;
-            }
-            // `nb_first` is all NONE between calls: only the range touched here is reset.
-            let (mut lo, mut hi) = (usize::MAX, 0);
-            let (first_byte, end_byte) = (s0 * s, (s0 + ns as i64) * s);
-            for t in &nb {
-                let end = t.start + (t.n - 1) * t.pitch + t.len;
-                if end <= first_byte || t.start >= end_byte {
-                    continue;
-                }
-                if t.n == 1 {
-                    let (f, l) = (div_pow2(t.start, s), div_pow2(end - 1, s));
-                    let (f, l) = (f.max(s0), l.min(s0 + ns as i64 - 1));
-                    lo = lo.min((f - s0) as usize);
-                    hi = hi.max((l - s0) as usize + 1);
-                    for v in &mut self.nb_first[(f - s0) as usize..=(l - s0) as usize] {
-                        *v = (*v).min(t.step);
-                    }
-                    continue;
-                }
-                sector_ranges(t, s, &mut self.ranges);
-                for &(f, l) in &self.ranges {
-                    let (f, l) = (f.max(s0), l.min(s0 + ns as i64 - 1));
-                    if f > l {
-                        continue;
-                    }
-                    lo = lo.min((f - s0) as usize);
-                    hi = hi.max((l - s0) as usize + 1);
-                    for v in &mut self.nb_first[(f - s0) as usize..=(l - s0) as usize] {
-                        *v = (*v).min(t.step);
-                    }
-                }
-            }
-            self.nb = nb;
-            if lo >= hi {
-                return;
-            }
-            for k in lo..hi {
-                let then = std::mem::replace(&mut self.nb_first[k], NONE);
-                keep_latest(&mut self.best, k, self.first[k], then, nt);
-            }
+            let (k, then) = ((u - s0) as usize, self.grp_first[start + (u - g0) as usize]);
+            keep_latest(&mut self.best[k], then, nt);
         }
     }
 
@@ -824,7 +916,7 @@ impl RowPass {
                 continue;
             }
             for (j, &part) in parts.iter().enumerate() {
-                let b = self.best[k * POSITIONS + j];
+                let b = self.best[k].best[j];
                 if b == i64::MIN {
                     continue;
                 }
@@ -881,7 +973,7 @@ impl RowPass {
             let pi = r.plane as usize;
             let plane = &planes[pi];
             let mut own = std::mem::take(&mut self.touches);
-            touches(&mut own, plane, pi, stores, &at, sh, r.y, r.z, false);
+            touches(&mut own, &mut self.order, plane, stores, &at, sh, r, false);
             if own.is_empty() {
                 self.touches = own;
                 continue;
@@ -929,13 +1021,12 @@ impl RowPass {
                     let mut other = std::mem::take(&mut self.nb);
                     touches(
                         &mut other,
+                        &mut self.order,
                         plane,
-                        pi,
                         stores,
                         &grid.at(nb),
                         sh,
-                        r.y,
-                        r.z,
+                        r,
                         false,
                     );
                     for t in &other {

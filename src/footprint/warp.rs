@@ -45,6 +45,7 @@ pub(crate) struct WarpScratch {
     hist: [Vec<f64>; 4],
     nz: Vec<(usize, f64)>,
     lane_off: Vec<i64>,
+    lanes: Vec<[usize; 3]>,
     fold_off: Vec<i64>,
     /// Per instruction of the field: address constant, kind and index in the program.
     instr: Vec<(i64, AccessKind, usize)>,
@@ -150,7 +151,7 @@ impl WarpScratch {
                 continue;
             }
             for (j, vb) in &self.nz {
-                out[(i + j) % line] += va * vb;
+                out[(i + j) & (line - 1)] += va * vb;
             }
         }
         self.hist[dst] = out;
@@ -172,6 +173,14 @@ impl WarpScratch {
         let nwarps = threads.div_ceil(p.warp_size);
         let folds: Vec<[usize; 3]> = prog.fold_points().collect();
         let mut tot = WarpTotals::default();
+        // Thread indices by linear id (`prog.thread`, without its divisions per lane).
+        self.lanes.clear();
+        let [bx, by, bz] = cfg.block;
+        for tz in 0..bz {
+            for ty in 0..by {
+                self.lanes.extend((0..bx).map(|tx| [tx, ty, tz]));
+            }
+        }
         for field in 0..prog.layouts.len() {
             self.instr.clear();
             let mut coeffs = None;
@@ -185,8 +194,7 @@ impl WarpScratch {
             let elem = prog.layouts[field].elem_size;
             let co = |v: Var| coeffs[v.slot()];
             self.lane_off.clear();
-            for l in 0..threads {
-                let t = prog.thread(l);
+            for &t in &self.lanes {
                 self.lane_off.push(
                     (0..3)
                         .map(|d| co(Var::of_dim(d).0) * t[d] as i64)
@@ -224,7 +232,7 @@ impl WarpScratch {
                             _ => {
                                 self.offs.clear();
                                 for l in lanes.clone() {
-                                    let t = prog.thread(l);
+                                    let t = self.lanes[l];
                                     if (0..3).all(|d| t[d] + f[d] * cfg.block[d] < ext[d]) {
                                         self.offs.push(self.lane_off[l]);
                                     }
@@ -245,7 +253,8 @@ impl WarpScratch {
                             if !prog.issues(fi, n) {
                                 continue;
                             }
-                            let r = (base + c).rem_euclid(line as i64) as usize;
+                            // `line` is a power of two: the mask is the Euclidean remainder.
+                            let r = ((base + c) & (line as i64 - 1)) as usize;
                             let k = usize::from(kind == AccessKind::Store);
                             self.g[g0 + k * line + r] += 1.0;
                         }
@@ -271,7 +280,7 @@ impl WarpScratch {
                                 continue;
                             }
                             for (rb, nb) in &nz {
-                                let (sec, wf) = self.counts(sid, (r + rb) % line, p);
+                                let (sec, wf) = self.counts(sid, (r + rb) & (line - 1), p);
                                 let m = gv * nb;
                                 tot.wavefronts += m * wf;
                                 if k == 0 {
