@@ -9,7 +9,6 @@
 use super::element_index;
 use crate::config::LaunchConfig;
 use crate::ir::{Access, AccessKind, Domain, FieldLayout, Kernel};
-use std::collections::HashMap;
 
 /// Which loads of each fold point are issued and which reuse an earlier fold point's value.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -51,29 +50,42 @@ impl LoadSharing {
             .iter()
             .map(|a| element_index(&layouts[a.field], a, config))
             .collect();
-        // Element (field, index constant) → the points and slots that issued it. The per-thread
-        // part of an element index is the same for every access of a field, so equal constants
-        // are equal elements.
-        let mut issued: HashMap<(usize, i64), Vec<(usize, usize)>> = HashMap::new();
-        let mut source = Vec::with_capacity(points.len() * loads.len());
+        // Every (point, slot) keyed by its element (field, index constant), sorted so that each
+        // element's readers are adjacent in issue order: rank runs this per configuration, and a
+        // sort of one flat vector is much cheaper than a hash map of vectors. The per-thread part
+        // of an element index is the same for every access of a field, so equal constants are
+        // equal elements.
+        let slots = loads.len();
+        let mut readers: Vec<(usize, i64, u32)> = Vec::with_capacity(points.len() * slots);
         for (pi, p) in points.iter().enumerate() {
             for (s, a) in loads.iter().enumerate() {
-                let key = (a.field, exprs[s].at_fold_point(*p).constant);
-                let covers = |q: &[usize; 3]| (0..3).all(|d| !guard[d] || q[d] <= p[d]);
-                let from = issued.get(&key).and_then(|v| {
-                    v.iter()
-                        .copied()
-                        .find(|&(qi, _)| qi != pi && covers(&points[qi]))
-                });
-                match from {
-                    Some(src) => source.push(Some(src)),
-                    None => {
-                        // Two slots of one point never share an element: the accesses differ.
-                        issued.entry(key).or_default().push((pi, s));
-                        source.push(None);
-                    }
-                }
+                let c = exprs[s].at_fold_point(*p).constant;
+                readers.push((a.field, c, (pi * slots + s) as u32));
             }
+        }
+        readers.sort_unstable();
+        let mut source = vec![None; points.len() * slots];
+        let mut start = 0;
+        while start < readers.len() {
+            let key = (readers[start].0, readers[start].1);
+            let mut end = start + 1;
+            while end < readers.len() && (readers[end].0, readers[end].1) == key {
+                end += 1;
+            }
+            let group = &readers[start..end];
+            // In issue order, a reader takes the first earlier issuer (in issue order) of another
+            // point that covers it; otherwise it issues the load. Two slots of one point never
+            // share an element: the accesses differ.
+            for (n, &(_, _, i)) in group.iter().enumerate() {
+                let (pi, p) = (i as usize / slots, points[i as usize / slots]);
+                let covers = |q: &[usize; 3]| (0..3).all(|d| !guard[d] || q[d] <= p[d]);
+                source[i as usize] = group[..n].iter().find_map(|&(_, _, j)| {
+                    let (qi, qs) = (j as usize / slots, j as usize % slots);
+                    (source[j as usize].is_none() && qi != pi && covers(&points[qi]))
+                        .then_some((qi, qs))
+                });
+            }
+            start = end;
         }
         LoadSharing {
             loads,
