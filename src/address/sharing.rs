@@ -50,42 +50,50 @@ impl LoadSharing {
             .iter()
             .map(|a| element_index(&layouts[a.field], a, config))
             .collect();
-        // Every (point, slot) keyed by its element (field, index constant), sorted so that each
-        // element's readers are adjacent in issue order: rank runs this per configuration, and a
-        // sort of one flat vector is much cheaper than a hash map of vectors. The per-thread part
-        // of an element index is the same for every access of a field, so equal constants are
-        // equal elements.
+        // Element (field, index constant) → the chain of (point, slot)s that issued it, in issue
+        // order: an open-addressing table of chain heads and tails, sized once, over one flat
+        // `next` array (rank runs this per configuration; a map of vectors allocated per key).
+        // The per-thread part of an element index is the same for every access of a field, so
+        // equal constants are equal elements.
         let slots = loads.len();
-        let mut readers: Vec<(usize, i64, u32)> = Vec::with_capacity(points.len() * slots);
+        let n = points.len() * slots;
+        let mask = (2 * n).next_power_of_two().max(2) - 1;
+        // (field, constant, first issuer, last issuer); `NONE` marks an empty entry.
+        const NONE: u32 = u32::MAX;
+        let mut table: Vec<(usize, i64, u32, u32)> = vec![(0, 0, NONE, NONE); mask + 1];
+        let mut next = vec![NONE; n];
+        let mut source = Vec::with_capacity(n);
         for (pi, p) in points.iter().enumerate() {
             for (s, a) in loads.iter().enumerate() {
                 let c = exprs[s].at_fold_point(*p).constant;
-                readers.push((a.field, c, (pi * slots + s) as u32));
-            }
-        }
-        readers.sort_unstable();
-        let mut source = vec![None; points.len() * slots];
-        let mut start = 0;
-        while start < readers.len() {
-            let key = (readers[start].0, readers[start].1);
-            let mut end = start + 1;
-            while end < readers.len() && (readers[end].0, readers[end].1) == key {
-                end += 1;
-            }
-            let group = &readers[start..end];
-            // In issue order, a reader takes the first earlier issuer (in issue order) of another
-            // point that covers it; otherwise it issues the load. Two slots of one point never
-            // share an element: the accesses differ.
-            for (n, &(_, _, i)) in group.iter().enumerate() {
-                let (pi, p) = (i as usize / slots, points[i as usize / slots]);
+                let h = (c as u64 ^ ((a.field as u64) << 56)).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+                let mut e = (h >> 32) as usize & mask;
+                while table[e].2 != NONE && (table[e].0, table[e].1) != (a.field, c) {
+                    e = (e + 1) & mask;
+                }
                 let covers = |q: &[usize; 3]| (0..3).all(|d| !guard[d] || q[d] <= p[d]);
-                source[i as usize] = group[..n].iter().find_map(|&(_, _, j)| {
+                let mut from = None;
+                let mut j = table[e].2;
+                while j != NONE {
                     let (qi, qs) = (j as usize / slots, j as usize % slots);
-                    (source[j as usize].is_none() && qi != pi && covers(&points[qi]))
-                        .then_some((qi, qs))
-                });
+                    if qi != pi && covers(&points[qi]) {
+                        from = Some((qi, qs));
+                        break;
+                    }
+                    j = next[j as usize];
+                }
+                if from.is_none() {
+                    // Two slots of one point never share an element: the accesses differ.
+                    let i = (pi * slots + s) as u32;
+                    if table[e].2 == NONE {
+                        table[e] = (a.field, c, i, i);
+                    } else {
+                        next[table[e].3 as usize] = i;
+                        table[e].3 = i;
+                    }
+                }
+                source.push(from);
             }
-            start = end;
         }
         LoadSharing {
             loads,
