@@ -20,6 +20,9 @@ pub struct LoadSharing {
     /// Per point and slot (`point · loads.len() + slot`): `None` where the point issues the load,
     /// else the `(point, slot)` that issued the element it reads.
     pub source: Vec<Option<(usize, usize)>>,
+    /// Per dimension: whether its fold points are guarded (the domain is not a multiple of the
+    /// tile), which limits the sharing.
+    pub guarded: [bool; 3],
 }
 
 impl LoadSharing {
@@ -99,6 +102,7 @@ impl LoadSharing {
             loads,
             points,
             source,
+            guarded: guard,
         }
     }
 
@@ -118,6 +122,13 @@ impl LoadSharing {
     /// The slot of load access `a`.
     pub fn slot(&self, a: &Access) -> Option<usize> {
         self.loads.iter().position(|l| l == a)
+    }
+
+    /// Whether no dimension is guarded: then the plan is that of every domain that is a multiple
+    /// of the tile (element constants of distinct elements never coincide, as the row pitch
+    /// exceeds the x-reach of a thread).
+    pub fn unguarded(&self) -> bool {
+        self.guarded == [false; 3]
     }
 
     /// Load instructions a thread issues over all its fold points.

@@ -40,6 +40,8 @@ pub struct MemoryProgram {
     /// issues it there. A load of an element an earlier fold point of the thread loaded is not
     /// issued again: the emitters keep it in a temporary (see [`LoadSharing`]).
     pub issued: Vec<bool>,
+    /// The plan of shared loads `issued` comes from (kept: rank's register estimate reuses it).
+    pub sharing: LoadSharing,
     /// The launch configuration.
     pub config: LaunchConfig,
     /// The domain.
@@ -132,6 +134,7 @@ impl MemoryProgram {
             layouts,
             instructions,
             issued,
+            sharing,
             config: *config,
             domain: *domain,
         })

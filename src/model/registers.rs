@@ -61,7 +61,27 @@ impl KernelRegisters {
 
     /// [`register_demand`] of `config` (for the kernel this was made from).
     pub fn demand(&self, kernel: &Kernel, config: &LaunchConfig) -> f64 {
-        let live = carried_loads(kernel, config) + self.within;
+        self.demand_of(carried_loads(kernel, config))
+    }
+
+    /// As [`KernelRegisters::demand`], reusing `sharing` (the plan of `config` on some domain)
+    /// where it is unguarded: it is then the plan the estimate assumes, and rank need not plan
+    /// the loads twice per configuration.
+    pub fn demand_with(
+        &self,
+        kernel: &Kernel,
+        config: &LaunchConfig,
+        sharing: &LoadSharing,
+    ) -> f64 {
+        if sharing.unguarded() {
+            self.demand_of(peak_carried(sharing))
+        } else {
+            self.demand(kernel, config)
+        }
+    }
+
+    fn demand_of(&self, carried: usize) -> f64 {
+        let live = carried + self.within;
         REGISTER_BASE + REGISTERS_PER_WORD * (self.words * live) as f64
     }
 }
@@ -94,7 +114,11 @@ fn carried_loads(kernel: &Kernel, config: &LaunchConfig) -> usize {
         .iter()
         .map(|f| f.layout_for(&domain))
         .collect();
-    let sh = LoadSharing::new(kernel, &layouts, config, &domain);
+    peak_carried(&LoadSharing::new(kernel, &layouts, config, &domain))
+}
+
+/// Largest number of loaded elements held from one fold point to a later one under `sh`.
+fn peak_carried(sh: &LoadSharing) -> usize {
     let slots = sh.loads.len();
     let points = sh.points.len();
     if slots == 0 {
@@ -211,5 +235,19 @@ mod tests {
         k32.set_dtype(crate::ir::Dtype::F32);
         assert!(!spills(&k32, &wide));
         assert_eq!(estimate_registers(&k32, &wide), 248);
+    }
+
+    #[test]
+    fn demand_with_a_programs_plan_matches() {
+        // Rank passes the program's plan: reused where unguarded, replanned where guarded.
+        let k = star_r4();
+        let regs = KernelRegisters::new(&k);
+        let c = LaunchConfig::new([2, 16, 1], [2, 4, 2]);
+        for (x, guarded) in [(64, false), (63, true)] {
+            let d = crate::ir::Domain::new3(x, 64, 64);
+            let prog = crate::footprint::MemoryProgram::new(&k, &d, &c).unwrap();
+            assert_eq!(prog.sharing.unguarded(), !guarded);
+            assert_eq!(regs.demand_with(&k, &c, &prog.sharing), regs.demand(&k, &c));
+        }
     }
 }

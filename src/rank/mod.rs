@@ -2,7 +2,7 @@
 //! evidence of every prediction and the reason of every refusal.
 
 use crate::config::{check_legal, enumerate, Illegal, LaunchConfig, SpaceOptions};
-use crate::footprint::{CacheParams, Estimator, FootprintError};
+use crate::footprint::{CacheParams, Estimator, FootprintError, MemoryProgram};
 use crate::ir::{Domain, Kernel};
 use crate::machine::MachineModel;
 use crate::model::{capped, predict, KernelRegisters, Prediction, MAX_REGISTERS};
@@ -164,12 +164,14 @@ fn evaluate_one(
     ) {
         return Ok(Err(e));
     }
+    // The program is built first: its plan of shared loads also serves the register estimate.
+    let prog = MemoryProgram::new(kernel, domain, config)?;
     // Without a compiler's figure, a configuration whose live values do not fit in registers
     // would spill: left out rather than predicted without its local-memory traffic.
     let registers = match opts.registers {
         Some(r) => r,
         None => {
-            let demand = regs.demand(kernel, config);
+            let demand = regs.demand_with(kernel, config, &prog.sharing);
             if demand > MAX_REGISTERS as f64 {
                 return Ok(Err(Illegal::RegisterSpill));
             }
@@ -181,7 +183,7 @@ fn evaluate_one(
         return Ok(Err(Illegal::ZeroOccupancy));
     }
     let cache = CacheParams::from_machine(machine, occupancy.blocks_per_sm);
-    let volumes = est.estimate(kernel, domain, config, &cache)?;
+    let volumes = est.estimate_program(&prog, &cache)?;
     Ok(Ok(predict(
         kernel, config, domain, machine, &volumes, occupancy, registers,
     )))
