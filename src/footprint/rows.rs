@@ -783,11 +783,31 @@ impl RowPass {
             if !aligned {
                 key_hash = self.group_key(&group, &grid.at([full_lo, by, bz]), sh, r);
             }
+            // Along the row of blocks the pattern repeats with the start within a sector (a few
+            // values: the sector over the GCD with the tile's bytes) and the valid extent; the
+            // patterns met are kept here rather than looked up in the table for every neighbour.
+            // `(valid extent, start in a sector, first sector - sector of the start, range)`.
+            let mut met: [(i64, i64, i64, usize, usize); 8] = [(-1, 0, 0, 0, 0); 8];
+            let mut n_met = 0;
             let mut walks = walks_at(full_lo);
             for bx in full_lo..=full_hi {
                 if let Some(nt) = when_of(&walks, bx) {
                     let at = grid.at([bx, by, bz]);
-                    let (g0, pstart, plen) = self.group_first(plane, &group, &at, sh, r, key_hash);
+                    let x0 = base + at.origin[0] * plane.pitch;
+                    let q = div_pow2(x0, s);
+                    let res = x0 - q * s;
+                    let known = met[..n_met].iter().find(|m| m.0 == at.ext[0] && m.1 == res);
+                    let (g0, pstart, plen) = match known {
+                        Some(m) => (if m.4 == 0 { i64::MAX } else { m.2 + q }, m.3, m.4),
+                        None => {
+                            let f = self.group_first(plane, &group, &at, sh, r, key_hash);
+                            if n_met < met.len() {
+                                met[n_met] = (at.ext[0], res, f.0.wrapping_sub(q), f.1, f.2);
+                                n_met += 1;
+                            }
+                            f
+                        }
+                    };
                     self.link_shifted(g0, (pstart, plen), s0, ns, &nt);
                 }
                 walks.iter_mut().for_each(|w| w.next(issue));
