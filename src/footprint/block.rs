@@ -307,27 +307,29 @@ impl<'a> Window<'a> {
     }
 }
 
-/// Turns the `n × n` table `t` (row 0 and column 0 zero) into its 2D prefix sums,
-/// `t[i][j] += t[i-1][j] + t[i][j-1] - t[i-1][j-1]`. Each cell waits for its left neighbour, so
-/// `LAG` rows are swept together, each a column behind the one above: their chains are
-/// independent and overlap in the CPU. Every cell gets the same operations as in a plain sweep.
+/// Turns the `n × n` table `t` (row 0 and column 0 zero) into its 2D prefix sums: running sums
+/// along each row, then each row adds the finished row above. The row sums advance column by
+/// column over all rows (independent chains that overlap in the CPU) and the row additions are
+/// contiguous (vectorised); sums in another order than `t[i-1][j] + t[i][j-1] - t[i-1][j-1]`,
+/// so equal to it up to rounding.
 fn prefix_sums(t: &mut [f64], n: usize) {
-    const LAG: usize = 4;
     // Leading rows without entries stay zero (each of their cells would sum zeros).
-    let mut i0 = (1..n)
+    let i0 = (1..n)
         .find(|&i| t[i * n + 1..(i + 1) * n].iter().any(|v| *v != 0.0))
         .unwrap_or(n);
-    while i0 < n {
-        let rows = LAG.min(n - i0);
-        for tau in 1..n + rows - 1 {
-            for q in 0..rows {
-                let (i, j) = (i0 + q, tau.wrapping_sub(q));
-                if (1..n).contains(&j) {
-                    t[i * n + j] += t[(i - 1) * n + j] + t[i * n + j - 1] - t[(i - 1) * n + j - 1];
-                }
-            }
+    if i0 == n {
+        return;
+    }
+    for j in 2..n {
+        for i in i0..n {
+            t[i * n + j] += t[i * n + j - 1];
         }
-        i0 += rows;
+    }
+    for i in i0.max(2)..n {
+        let (above, row) = t[(i - 1) * n..(i + 1) * n].split_at_mut(n);
+        for (v, u) in row.iter_mut().zip(above.iter()) {
+            *v += u;
+        }
     }
 }
 
