@@ -167,39 +167,10 @@ pub fn select(ranked: &[Ranked], selection: Selection, default: LaunchConfig) ->
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::footprint::DataVolumes;
-    use crate::machine::{Occupancy, OccupancyLimiter};
-    use crate::model::{LevelTimes, Limiter, Prediction};
+    use crate::model::Prediction;
 
     fn ranked(n: usize) -> Vec<Ranked> {
-        let p = Prediction {
-            seconds: 1.0,
-            lups: 1.0,
-            limiter: Limiter::Dram,
-            times: LevelTimes {
-                dram: 1.0,
-                latency: 0.0,
-                l2: 0.0,
-                l1: 0.0,
-                compute: 0.0,
-            },
-            volumes: DataVolumes {
-                l1_load_requests: 0.0,
-                l1_wavefronts: 0.0,
-                l2_load: 0.0,
-                l2_store: 0.0,
-                dram_load: 0.0,
-                dram_store: 0.0,
-            },
-            registers: 32,
-            occupancy: Occupancy {
-                blocks_per_sm: 1,
-                warps_per_sm: 1,
-                limiter: OccupancyLimiter::Warps,
-            },
-            waves: 1.0,
-            wave_factor: 1.0,
-        };
+        let p = Prediction::dram_bound(1.0);
         (0..n)
             .map(|i| Ranked {
                 rank: i + 1,

@@ -456,7 +456,6 @@ pub fn best_fixed(summaries: &mut [Summary]) -> Option<(LaunchConfig, f64)> {
 mod tests {
     use super::*;
     use crate::bench::plan::Reason;
-    use crate::machine::OccupancyLimiter;
     use crate::runtime::measure::Verification;
 
     fn cfg(bx: usize) -> LaunchConfig {
@@ -464,34 +463,7 @@ mod tests {
     }
 
     fn prediction(seconds: f64) -> Prediction {
-        Prediction {
-            seconds,
-            lups: 1.0 / seconds,
-            limiter: Limiter::Dram,
-            times: LevelTimes {
-                dram: seconds,
-                latency: 0.0,
-                l2: 0.0,
-                l1: 0.0,
-                compute: 0.0,
-            },
-            volumes: DataVolumes {
-                l1_load_requests: 0.0,
-                l1_wavefronts: 0.0,
-                l2_load: 0.0,
-                l2_store: 0.0,
-                dram_load: 0.0,
-                dram_store: 0.0,
-            },
-            registers: 32,
-            occupancy: Occupancy {
-                blocks_per_sm: 1,
-                warps_per_sm: 1,
-                limiter: OccupancyLimiter::Warps,
-            },
-            waves: 1.0,
-            wave_factor: 1.0,
-        }
+        Prediction::dram_bound(seconds)
     }
 
     fn plan(configs: &[LaunchConfig]) -> SweepPlan {

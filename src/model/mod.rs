@@ -105,6 +105,35 @@ pub struct Prediction {
     pub wave_factor: f64,
 }
 
+impl Prediction {
+    /// A DRAM-bound prediction of `seconds` with empty volumes: a fixture for the tests of the
+    /// modules that consume predictions (bench plans and summaries).
+    #[cfg(test)]
+    pub(crate) fn dram_bound(seconds: f64) -> Prediction {
+        Prediction {
+            seconds,
+            lups: 1.0 / seconds,
+            limiter: Limiter::Dram,
+            times: LevelTimes {
+                dram: seconds,
+                latency: 0.0,
+                l2: 0.0,
+                l1: 0.0,
+                compute: 0.0,
+            },
+            volumes: DataVolumes::default(),
+            registers: 32,
+            occupancy: Occupancy {
+                blocks_per_sm: 1,
+                warps_per_sm: 1,
+                limiter: crate::machine::OccupancyLimiter::Warps,
+            },
+            waves: 1.0,
+            wave_factor: 1.0,
+        }
+    }
+}
+
 /// Predicts one configuration. `registers` overrides the IR estimate.
 pub fn predict(
     kernel: &Kernel,
