@@ -75,8 +75,8 @@ pub(crate) struct Link {
     pub sectors: f64,
 }
 
-/// Two consecutive writes of a sector, the later one by the representative block: if L2 evicts
-/// the sector in between, it is written to DRAM twice (and, being partly written, read).
+/// Two consecutive writes of a sector the representative block writes (its share of them): if L2
+/// evicts the sector in between, it is written to DRAM twice (and, being partly written, read).
 pub(crate) type WritePair = Link;
 
 /// Where the blocks of a wave issue each step: SM by SM, an SM's blocks in launch order (the
@@ -310,7 +310,9 @@ pub(crate) struct RowPass {
     /// Consecutive writes found by [`RowPass::writes`].
     pub write_pairs: Vec<WritePair>,
     writes: Vec<(u32, u32, i64)>,
-    group: Vec<(i64, bool, u32, i64)>,
+    group: Vec<(i64, u32, i64)>,
+    /// The distinct writers (launch offsets) of one sector.
+    deltas: Vec<i64>,
     /// Re-fetches found by [`RowPass::refetches`].
     pub refetched: Vec<Refetch>,
 }
@@ -966,9 +968,10 @@ impl RowPass {
         }
     }
 
-    /// Finds, on the sampled store rows of block `me`, the pairs of consecutive writes of a
-    /// sector whose later write is the block's own (each pair counted once, by its later
-    /// writer); `stores` holds the store accesses and `reach` their offset range.
+    /// Finds, on the sampled store rows of block `me`, the pairs of consecutive writes of the
+    /// sectors it writes, by any blocks, each weighted by the block's share of the sector's
+    /// writers (so that the pairs sum to the grid's over all blocks); `stores` holds the store
+    /// accesses and `reach` their offset range.
     #[allow(clippy::too_many_arguments)]
     pub fn writes(
         &mut self,
@@ -1035,7 +1038,7 @@ impl RowPass {
                 for bx in bx_lo..=bx_hi {
                     let nb = [bx, by, bz];
                     let delta = my_id - grid.id(nb);
-                    if nb == me || delta <= -wave {
+                    if nb == me {
                         continue;
                     }
                     let mut other = std::mem::take(&mut self.nb);
@@ -1069,30 +1072,34 @@ impl RowPass {
                     e += 1;
                 }
                 if e - i >= 2 {
-                    for (j, &p) in own_pos.iter().enumerate() {
-                        let _ = j;
+                    // Every writer of the sector sees the same pairs: each block counts its share,
+                    // so that the representative block's place in the sector (often its first
+                    // writer, where tiles are sector-aligned) does not bias the count.
+                    self.deltas.clear();
+                    self.deltas.extend(self.writes[i..e].iter().map(|w| w.2));
+                    self.deltas.sort_unstable();
+                    self.deltas.dedup();
+                    let share = wj / self.deltas.len() as f64;
+                    for &p in &own_pos {
                         self.group.clear();
                         for &(_, step, delta) in &self.writes[i..e] {
                             let q = p - delta;
                             let (o, ord) = (q.div_euclid(wave), issue.order(q.rem_euclid(wave)));
                             let t = (o * steps + step as i64) * wave + ord;
-                            self.group.push((t, delta == 0, step, ord));
+                            self.group.push((t, step, ord));
                         }
                         self.group.sort_unstable_by_key(|g| g.0);
                         for k in 1..self.group.len() {
                             let (a, b) = (self.group[k - 1], self.group[k]);
-                            if !b.1 {
-                                continue;
-                            }
                             let m = (b.0.div_euclid(wave * steps) - a.0.div_euclid(wave * steps))
                                 as u32;
                             self.write_pairs.push(WritePair {
                                 m,
-                                then: a.2,
-                                now: b.2,
-                                rest: (wave - 1 - a.3) as f32 / wave as f32,
-                                part: b.3 as f32 / wave as f32,
-                                sectors: wj,
+                                then: a.1,
+                                now: b.1,
+                                rest: (wave - 1 - a.2) as f32 / wave as f32,
+                                part: b.2 as f32 / wave as f32,
+                                sectors: share,
                             });
                         }
                     }
