@@ -1,18 +1,27 @@
 #!/usr/bin/env bash
-# Re-analyses every committed H200 counter sweep with the current footprint visitor (no GPU: the
-# saved ncu CSVs) and prints, per sweep and level, the share of configurations within ±10 % and
+# Re-analyses every committed counter sweep of one GPU (H200 or H100) with the current footprint
+# visitor (no GPU: the saved ncu CSVs) and prints, per sweep and level, the share of configurations within ±10 % and
 # the median, p90 and max |error| — one line per level, so that a visitor change gets a
 # before/after comparison.
 #
 # usage: bench/recheck-counters.sh [OUTDIR] [BIN]
 #   OUTDIR  where the re-analysed JSON/HTML reports go (default: a temporary directory)
 #   BIN     the stencilscope binary (default: target/release/stencilscope, built if missing)
+# env: GPU   h200 (default) or h100: which bench/results/GPU/counters to re-analyse
 set -eu
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 OUT=${1:-$(mktemp -d)}
 BIN=${2:-$HERE/target/release/stencilscope}
 [ -x "$BIN" ] || (cd "$HERE" && cargo build --release --quiet)
-RES=$HERE/bench/results/h200/counters
+GPU=${GPU:-h200}
+case "$GPU" in
+  # The H200 run profiled the SoA kernel with 1 ghost layer (the default then), the H100 run the
+  # current lbm/d3q19_srt_pull.toml with 8 (rows aligned to sectors).
+  h200) M=h200 SOA=$HERE/bench/counters/d3q19_srt_pull_soa.toml ;;
+  h100) M=h100-sxm SOA=$HERE/lbm/d3q19_srt_pull.toml ;;
+  *) echo "GPU must be h200 or h100, not $GPU" >&2; exit 2 ;;
+esac
+RES=$HERE/bench/results/$GPU/counters
 mkdir -p "$OUT"
 OUT=$(cd "$OUT" && pwd)
 STAR=$HERE/stencils/star3d_r4.toml
@@ -24,16 +33,22 @@ run() {
     --original "raw/$csv-device-report.json" --out "$OUT" --name "$name" > "$OUT/$name.log" 2>&1) \
     || { echo "$name failed:"; tail -5 "$OUT/$name.log"; exit 1; }
 }
-run star3d_r4-f64 star3d_r4-f64 h200 256,256,256 "$STAR" --dtype f64
-run box3d_r1-f32 box3d_r1-f32 h200 256,256,256 "$HERE/stencils/box3d_r1.toml" --dtype f32
-run d3q19_srt_pull-soa d3q19_srt_pull-soa h200 256,256,256 "$HERE/bench/counters/d3q19_srt_pull_soa.toml"
-run d3q19_srt_pull-aos d3q19_srt_pull-aos h200 256,256,256 "$HERE/bench/counters/d3q19_srt_pull_aos.toml"
-run star3d_r4-f64-768 star3d_r4-f64-768 h200 768,768,64 "$STAR" --dtype f64
-run star3d_r4-f64-768-full-l2 star3d_r4-f64-768 "$HERE/bench/counters/h200-full-l2.toml" 768,768,64 "$STAR" --dtype f64
-run star3d_r4-f64-carveout100 star3d_r4-f64-carveout100 h200 256,256,256 "$STAR" --dtype f64
-run star3d_r4-f64-carveout100-l1-28k star3d_r4-f64-carveout100 "$HERE/bench/counters/h200-l1-28k.toml" 256,256,256 "$STAR" --dtype f64
-run star3d_r4-f64-carveout0 star3d_r4-f64-carveout0 h200 256,256,256 "$STAR" --dtype f64
-python3 - "$OUT" <<'EOF'
+run star3d_r4-f64 star3d_r4-f64 $M 256,256,256 "$STAR" --dtype f64
+run box3d_r1-f32 box3d_r1-f32 $M 256,256,256 "$HERE/stencils/box3d_r1.toml" --dtype f32
+run d3q19_srt_pull-soa d3q19_srt_pull-soa $M 256,256,256 "$SOA"
+run d3q19_srt_pull-aos d3q19_srt_pull-aos $M 256,256,256 "$HERE/bench/counters/d3q19_srt_pull_aos.toml"
+run star3d_r4-f64-768 star3d_r4-f64-768 $M 768,768,64 "$STAR" --dtype f64
+run star3d_r4-f64-carveout100 star3d_r4-f64-carveout100 $M 256,256,256 "$STAR" --dtype f64
+run star3d_r4-f64-carveout0 star3d_r4-f64-carveout0 $M 256,256,256 "$STAR" --dtype f64
+SWEEPS="star3d_r4-f64 box3d_r1-f32 d3q19_srt_pull-soa d3q19_srt_pull-aos star3d_r4-f64-768
+  star3d_r4-f64-carveout100 star3d_r4-f64-carveout0"
+if [ "$GPU" = h200 ]; then
+  # The machine-file experiments of the H200 run (whole L2 effective; the 28 KiB L1 of carve-out 100 %).
+  run star3d_r4-f64-768-full-l2 star3d_r4-f64-768 "$HERE/bench/counters/h200-full-l2.toml" 768,768,64 "$STAR" --dtype f64
+  run star3d_r4-f64-carveout100-l1-28k star3d_r4-f64-carveout100 "$HERE/bench/counters/h200-l1-28k.toml" 256,256,256 "$STAR" --dtype f64
+  SWEEPS="$SWEEPS star3d_r4-f64-768-full-l2 star3d_r4-f64-carveout100-l1-28k"
+fi
+python3 - "$OUT" $SWEEPS <<'EOF'
 import json, sys
 from pathlib import Path
 LEVELS = ["l1_load_requests", "l1_wavefronts", "l2_load", "l2_store", "dram_load", "dram_store"]
@@ -41,9 +56,7 @@ SHORT = ["L1req", "L1wf", "L2ld", "L2st", "DRld", "DRst"]
 out = Path(sys.argv[1])
 print(f"{'sweep':34} {'n':>3}  " + "  ".join(f"{s:>27}" for s in SHORT))
 print(f"{'':34} {'':>3}  " + "  ".join(f"{'in10% med/p90/max abs':>27}" for _ in SHORT))
-for f in ["star3d_r4-f64", "box3d_r1-f32", "d3q19_srt_pull-soa", "d3q19_srt_pull-aos",
-          "star3d_r4-f64-768", "star3d_r4-f64-768-full-l2", "star3d_r4-f64-carveout100",
-          "star3d_r4-f64-carveout100-l1-28k", "star3d_r4-f64-carveout0"]:
+for f in sys.argv[2:]:
     s = json.load(open(out / f"{f}.json"))
     cells = []
     for lv in LEVELS:
