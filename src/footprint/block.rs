@@ -663,13 +663,13 @@ impl BlockScratch {
         // Row statistics: the representative block inside the grid, and on small axes the first
         // block too (it has no earlier neighbour along that axis).
         let cfg = &prog.config;
-        let sh = Shape {
-            block: cfg.block.map(|v| v as i64),
-            fold: cfg.fold.map(|v| v as i64),
-            slots: prog.instructions.len() as u32,
-            sector: s,
-            line: p.line_bytes as i64,
-        };
+        let sh = Shape::new(
+            cfg.block.map(|v| v as i64),
+            cfg.fold.map(|v| v as i64),
+            prog.instructions.len() as u32,
+            s,
+            p.line_bytes as i64,
+        );
         let steps = sh.steps();
         self.pass.reset(steps);
         self.cut_memo = [None; 2];

@@ -200,7 +200,7 @@ pub(crate) struct Refetch {
 }
 
 /// The launch configuration in the terms the row pass needs.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub(crate) struct Shape {
     /// Threads per block.
     pub block: [i64; 3],
@@ -211,9 +211,32 @@ pub(crate) struct Shape {
     /// Sector and line size.
     pub sector: i64,
     pub line: i64,
+    /// Per row of a tile along y: the step base `fold[0]·f1` of the fold point covering it (a
+    /// lookup: rows are mapped to fold points per access in the inner loops).
+    fold_y: Vec<i64>,
+    /// Per layer of a tile along z: the step base `fold[0]·fold[1]·f2`.
+    fold_z: Vec<i64>,
 }
 
 impl Shape {
+    /// The shape of a configuration of `block` threads folded by `fold`.
+    pub fn new(block: [i64; 3], fold: [i64; 3], slots: u32, sector: i64, line: i64) -> Shape {
+        let bases = |d: usize, unit: i64| -> Vec<i64> {
+            (0..fold[d])
+                .flat_map(|f| std::iter::repeat_n(f * unit, block[d] as usize))
+                .collect()
+        };
+        Shape {
+            block,
+            fold,
+            slots,
+            sector,
+            line,
+            fold_y: bases(1, fold[0]),
+            fold_z: bases(2, fold[0] * fold[1]),
+        }
+    }
+
     /// Steps of one block's run.
     pub fn steps(&self) -> usize {
         (self.fold.iter().product::<i64>() as usize) * self.slots as usize
@@ -293,7 +316,9 @@ pub(crate) struct RowPass {
     /// thread loaded is not issued: it is in a register).
     issued: Vec<bool>,
     rows_yz: Vec<(i64, i64)>,
-    yz_acc: Vec<(i64, i64, PlaneAccess)>,
+    yz_acc: Vec<(i64, i64, u32)>,
+    /// The distinct blocks of `yz_acc`.
+    yz_blocks: Vec<(i64, i64)>,
     group_acc: Vec<PlaneAccess>,
     events: Vec<Event>,
     ever: Vec<u64>,
@@ -377,8 +402,8 @@ fn row_accesses(
         if t1 < 0 || t1 >= at.ext[1] || t2 < 0 || t2 >= at.ext[2] {
             continue;
         }
-        let (f1, f2) = (t1 / sh.block[1], t2 / sh.block[2]);
-        out.push((sh.fold[0] * (f1 + sh.fold[1] * f2), a.slot, i as u32));
+        let fp = sh.fold_y[t1 as usize] + sh.fold_z[t2 as usize];
+        out.push((fp, a.slot, i as u32));
     }
 }
 
@@ -686,38 +711,35 @@ impl RowPass {
         // The blocks (in y and z) one of whose loads lands on this row, with those loads, and in
         // x those whose loads can reach the row's sectors.
         self.yz_acc.clear();
-        for a in acc.iter().filter(|a| a.plane == pi) {
+        for (ai, a) in acc.iter().enumerate().filter(|(_, a)| a.plane == pi) {
             let by = (r.y - a.off[1]).div_euclid(grid.tile[1]);
             let bz = (r.z - a.off[2]).div_euclid(grid.tile[2]);
             if (0..grid.blocks[1]).contains(&by) && (0..grid.blocks[2]).contains(&bz) {
-                self.yz_acc.push((by, bz, *a));
+                self.yz_acc.push((by, bz, ai as u32));
             }
         }
-        // Only the grouping matters: the links found do not depend on the order of neighbours.
-        // The loads of one block are gathered by swaps (a few dozen loads, a few blocks).
-        let mut i = 0;
-        while i < self.yz_acc.len() {
-            let key = (self.yz_acc[i].0, self.yz_acc[i].1);
-            let mut e = i + 1;
-            for j in i + 1..self.yz_acc.len() {
-                if (self.yz_acc[j].0, self.yz_acc[j].1) == key {
-                    self.yz_acc.swap(e, j);
-                    e += 1;
-                }
+        // The blocks in order of first appearance (a few): the links found do not depend on the
+        // order of the neighbours.
+        self.yz_blocks.clear();
+        for &(by, bz, _) in &self.yz_acc {
+            if !self.yz_blocks.contains(&(by, bz)) {
+                self.yz_blocks.push((by, bz));
             }
-            i = e;
         }
         let bx_lo = ((xlo - reach[0].1).div_euclid(grid.tile[0]) - 1).max(0);
         let bx_hi = ((xhi - reach[0].0).div_euclid(grid.tile[0]) + 1).min(grid.blocks[0] - 1);
         let mut group = std::mem::take(&mut self.group_acc);
-        let mut i = 0;
-        while i < self.yz_acc.len() {
-            let (by, bz) = (self.yz_acc[i].0, self.yz_acc[i].1);
+        for yz in 0..self.yz_blocks.len() {
+            let (by, bz) = self.yz_blocks[yz];
+            // Each block's loads in slot order (the order of `acc`): a canonical key (see
+            // `group_key`).
             group.clear();
-            while i < self.yz_acc.len() && (self.yz_acc[i].0, self.yz_acc[i].1) == (by, bz) {
-                group.push(self.yz_acc[i].2);
-                i += 1;
-            }
+            group.extend(
+                self.yz_acc
+                    .iter()
+                    .filter(|e| (e.0, e.1) == (by, bz))
+                    .map(|e| acc[e.2 as usize]),
+            );
             let tile0 = grid.tile[0];
             // The neighbour at `bx`, or `None` where it is this block or starts a wave or more
             // after it (it cannot be an earlier access); with its time offsets per own position.
@@ -890,14 +912,14 @@ impl RowPass {
 
     /// The key of the patterns of the blocks of one row of blocks (along x) whose accesses to
     /// row `r` are `acc` (the fold points along y and z and slots touching it, the same for
-    /// all of them; see [`RowPass::group_first`]) into `key`, and its hash.
+    /// all of them; see [`RowPass::group_first`]) into `key`, and its hash. `acc` is in slot
+    /// order, so the key is too: one entry per slot, a canonical form of the set.
     fn group_key(&mut self, acc: &[PlaneAccess], at: &BlockAt, sh: &Shape, r: &SampledRow) -> u64 {
         row_accesses(&mut self.order, r.plane as usize, acc, at, sh, r.y, r.z);
         self.key.clear();
-        self.key.extend(self.order.iter().map(|o| (o.0, o.1)));
-        self.key.sort_unstable();
         let mut h = IntHasher::default();
-        for &(fp, slot) in &self.key {
+        for &(fp, slot, _) in &self.order {
+            self.key.push((fp, slot));
             h.write_u64(fp as u64);
             h.write_u64(u64::from(slot));
         }
