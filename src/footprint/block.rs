@@ -30,14 +30,13 @@
 //! DRAM store is the distinct sectors written, plus a write for every sector L2 evicts between
 //! two of its writes (each part partial, so also read).
 
-use super::geometry::{convolve, residues, Counter, ElemBox, IntHasher, Plane, PlaneAccess, Tally};
+use super::geometry::{convolve, residues, Counter, ElemBox, Plane, PlaneAccess, Tally};
 use super::rows::{
     boxes, load_boxes, sample_rows, BlockAt, Grid, Issue, Link, RowPass, SampledRow, Shape,
 };
 use super::{CacheParams, MemoryProgram, SizeClasses};
 use crate::ir::AccessKind;
 use std::collections::HashMap;
-use std::hash::BuildHasherDefault;
 
 /// Rows processed per representative block at most, where L1 may overflow.
 const ROW_BUDGET: usize = 64;
@@ -125,8 +124,6 @@ pub(crate) struct BlockScratch {
     evict: Vec<f64>,
     cum: Vec<f64>,
     step_acc: Vec<f64>,
-    merged: Vec<Link>,
-    link_index: HashMap<u64, usize, BuildHasherDefault<IntHasher>>,
     share: Vec<(u32, Vec<f64>)>,
     bin_of: Vec<u32>,
     offs: Vec<i64>,
@@ -153,11 +150,6 @@ fn triangular_cdf(t: f64) -> f64 {
     } else {
         1.0
     }
-}
-
-/// Whether two links are of the same class.
-fn same_link(a: &Link, b: &Link) -> bool {
-    (a.m, a.then, a.now, a.rest, a.part) == (b.m, b.then, b.now, b.rest, b.part)
 }
 
 /// Steps are binned into at most this many bins for the tables of links.
@@ -842,7 +834,7 @@ impl BlockScratch {
         // exact reuse total; L1 re-fetches are links within the block.
         let wave = wave_blocks as f64;
         let reused = (all_footprints - compulsory).max(0.0);
-        let linked: f64 = self.pass.links.iter().map(|c| c.sectors).sum();
+        let linked = self.pass.linked;
         let scale = if linked > 0.0 {
             reused / linked / nblocks as f64
         } else {
@@ -853,23 +845,6 @@ impl BlockScratch {
         } else {
             0.0
         };
-        // Links with the same steps and positions are one class.
-        self.link_index.clear();
-        self.merged.clear();
-        for c in &self.pass.links {
-            let key = (u64::from(c.m) << 40)
-                ^ (u64::from(c.then) << 20)
-                ^ u64::from(c.now)
-                ^ (u64::from(c.rest.to_bits()) << 13).rotate_left(29)
-                ^ u64::from(c.part.to_bits()).rotate_left(47);
-            match self.link_index.get(&key) {
-                Some(&i) if same_link(&self.merged[i], c) => self.merged[i].sectors += c.sectors,
-                _ => {
-                    self.link_index.insert(key, self.merged.len());
-                    self.merged.push(*c);
-                }
-            }
-        }
         let bins = steps.min(MAX_BINS);
         let mut win = Window::new(
             &mut self.share,
@@ -879,7 +854,7 @@ impl BlockScratch {
             &mut self.bin_of,
             wave,
         );
-        for c in &self.merged {
+        for c in &self.pass.links {
             win.add(c.m, c.then as usize, c.now as usize, c.sectors * scale);
         }
         for r in &self.pass.refetched {
@@ -906,7 +881,12 @@ impl BlockScratch {
             f64::from(u8::from(d < l2))
         };
         let h = if linked > 0.0 {
-            self.merged.iter().map(|c| c.sectors * hit(c)).sum::<f64>() / linked
+            self.pass
+                .links
+                .iter()
+                .map(|c| c.sectors * hit(c))
+                .sum::<f64>()
+                / linked
         } else {
             1.0
         };

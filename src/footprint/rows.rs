@@ -75,6 +75,27 @@ pub(crate) struct Link {
     pub sectors: f64,
 }
 
+/// What makes links of the same class: all of [`Link`] but its sectors (the shares as bits).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+struct LinkClass {
+    m: u32,
+    then: u32,
+    now: u32,
+    rest: u32,
+    part: u32,
+}
+
+impl LinkClass {
+    /// No class of a link found (the wave distance of a link is far below `u32::MAX`).
+    const NONE: LinkClass = LinkClass {
+        m: u32::MAX,
+        then: 0,
+        now: 0,
+        rest: 0,
+        part: 0,
+    };
+}
+
 /// Two consecutive writes of a sector, the later one by the representative block: if L2 evicts
 /// the sector in between, it is written to DRAM twice (and, being partly written, read).
 pub(crate) type WritePair = Link;
@@ -330,8 +351,16 @@ pub(crate) struct RowPass {
     pub lines_touched: f64,
     /// Sectors first touched, per step.
     pub first_touch: Vec<f64>,
-    /// Links found.
+    /// Links found, one per class (wave distance, steps and shares of the wave), in order of
+    /// first appearance, each link's sectors added as it is found.
     pub links: Vec<Link>,
+    /// Their weighted sectors, summed in the order found.
+    pub linked: f64,
+    /// Index in `links` of each class.
+    link_index: HashMap<LinkClass, usize, BuildHasherDefault<IntHasher>>,
+    /// Per own position, the class of its last link and its index in `links`: the next sector's
+    /// link is often of the same class.
+    recent: [(LinkClass, usize); POSITIONS],
     /// Consecutive writes found by [`RowPass::writes`].
     pub write_pairs: Vec<WritePair>,
     writes: Vec<(u32, u32, i64)>,
@@ -541,6 +570,9 @@ impl RowPass {
         self.first_touch.resize(steps, 0.0);
         self.lines_touched = 0.0;
         self.links.clear();
+        self.linked = 0.0;
+        self.link_index.clear();
+        self.recent = [(LinkClass::NONE, 0); POSITIONS];
         self.write_pairs.clear();
         self.refetched.clear();
         self.events.clear();
@@ -965,25 +997,33 @@ impl RowPass {
                 let (o, then, ord) = clock.parts(b);
                 let (m, then) = ((-o) as u32, then as u32);
                 let rest = (wave - 1 - ord) as f32 / wave as f32;
-                match self.links.last_mut() {
-                    Some(c)
-                        if c.m == m
-                            && c.then == then
-                            && c.now == own
-                            && c.rest == rest
-                            && c.part == part =>
-                    {
-                        c.sectors += wj
+                let class = LinkClass {
+                    m,
+                    then,
+                    now: own,
+                    rest: rest.to_bits(),
+                    part: part.to_bits(),
+                };
+                self.linked += wj;
+                let i = match self.recent[j] {
+                    (c, i) if c == class => i,
+                    _ => {
+                        let i = *self.link_index.entry(class).or_insert(self.links.len());
+                        if i == self.links.len() {
+                            self.links.push(Link {
+                                m,
+                                then,
+                                now: own,
+                                rest,
+                                part,
+                                sectors: 0.0,
+                            });
+                        }
+                        self.recent[j] = (class, i);
+                        i
                     }
-                    _ => self.links.push(Link {
-                        m,
-                        then,
-                        now: own,
-                        rest,
-                        part,
-                        sectors: wj,
-                    }),
-                }
+                };
+                self.links[i].sectors += wj;
             }
         }
     }
