@@ -30,13 +30,14 @@
 //! DRAM store is the distinct sectors written, plus a write for every sector L2 evicts between
 //! two of its writes (each part partial, so also read).
 
-use super::geometry::{convolve, residues, Counter, ElemBox, Plane, PlaneAccess, Tally};
+use super::geometry::{convolve, residues, Counter, ElemBox, IntHasher, Plane, PlaneAccess, Tally};
 use super::rows::{
     boxes, load_boxes, sample_rows, BlockAt, Grid, Issue, Link, RowPass, SampledRow, Shape,
 };
 use super::{CacheParams, MemoryProgram, SizeClasses};
 use crate::ir::AccessKind;
 use std::collections::HashMap;
+use std::hash::BuildHasherDefault;
 
 /// Rows processed per representative block at most, where L1 may overflow.
 const ROW_BUDGET: usize = 64;
@@ -126,6 +127,8 @@ pub(crate) struct BlockScratch {
     step_acc: Vec<f64>,
     share: Vec<(u32, Vec<f64>)>,
     bin_of: Vec<u32>,
+    /// Whether a re-fetch at a pair of steps hits L2 (per configuration).
+    refetch_hits: HashMap<(u32, u32), f64, BuildHasherDefault<IntHasher>>,
     offs: Vec<i64>,
 }
 
@@ -890,6 +893,9 @@ impl BlockScratch {
         } else {
             1.0
         };
+        // Re-fetches repeat their pairs of steps: each pair's hit is found once.
+        let refetch_hits = &mut self.refetch_hits;
+        refetch_hits.clear();
         let refetch_hit = if refetched_sampled > 0.0 {
             self.pass
                 .refetched
@@ -903,7 +909,10 @@ impl BlockScratch {
                         part: 0.5,
                         sectors: r.sectors,
                     };
-                    r.sectors * hit(&c)
+                    r.sectors
+                        * *refetch_hits
+                            .entry((r.then, r.now))
+                            .or_insert_with(|| hit(&c))
                 })
                 .sum::<f64>()
                 / refetched_sampled
