@@ -454,13 +454,27 @@ fn touches(
     r: &SampledRow,
     sorted: bool,
 ) {
-    out.clear();
-    let (y, z) = (r.y, r.z);
-    row_accesses(order, r.plane as usize, acc, at, sh, y, z);
+    row_accesses(order, r.plane as usize, acc, at, sh, r.y, r.z);
     if sorted {
         order.sort_unstable();
     }
-    let base = plane.row_base(y, z);
+    touches_of(out, order, plane, acc, at, sh, r);
+}
+
+/// The touches of the accesses `order` of row `r` (as [`row_accesses`] gives them, with `acc`)
+/// by the block `at` into `out`: those of one fold point along y and z (consecutive in `order`)
+/// fold point by fold point along x.
+fn touches_of(
+    out: &mut Vec<Touch>,
+    order: &[(i64, u32, u32)],
+    plane: &Plane,
+    acc: &[PlaneAccess],
+    at: &BlockAt,
+    sh: &Shape,
+    r: &SampledRow,
+) {
+    out.clear();
+    let base = plane.row_base(r.y, r.z);
     let mut i = 0;
     while i < order.len() {
         let fp = order[i].0;
@@ -872,7 +886,8 @@ impl RowPass {
     }
 
     /// The first step per sector of row `r` of the block at `at`, whose accesses to the row are
-    /// `acc`: `(first sector, range in grp_first)`, `NONE` where it touches none.
+    /// `acc`: `(first sector, range in grp_first)`, `NONE` where it touches none. The key is
+    /// the one [`RowPass::group_key`] found last, for this row and a block of this row of blocks.
     ///
     /// It depends on which fold points and slots touch the row, the block's valid extent along
     /// x and where its part of the row starts within a sector; elsewhere it is the same shifted
@@ -905,8 +920,10 @@ impl RowPass {
                 return (g0, p.start, p.len);
             }
         }
+        // The row's accesses are those `group_key` found (the same for every block of the row
+        // of blocks).
         let mut nb = std::mem::take(&mut self.nb);
-        touches(&mut nb, &mut self.order, plane, acc, at, sh, r, false);
+        touches_of(&mut nb, &self.order, plane, acc, at, sh, r);
         let (mut lo, mut hi) = (i64::MAX, i64::MIN);
         for t in &nb {
             lo = lo.min(div_pow2(t.start, s));
@@ -918,11 +935,16 @@ impl RowPass {
         }
         let pat = &mut self.grp_first[start..];
         for t in &nb {
-            sector_ranges(t, s, &mut self.ranges);
-            for &(f, l) in &self.ranges {
+            let mut first = |f: i64, l: i64| {
                 for v in &mut pat[(f - lo) as usize..=(l - lo) as usize] {
                     *v = (*v).min(t.step);
                 }
+            };
+            if t.n == 1 {
+                first(div_pow2(t.start, s), div_pow2(t.start + t.len - 1, s));
+            } else {
+                sector_ranges(t, s, &mut self.ranges);
+                self.ranges.iter().for_each(|&(f, l)| first(f, l));
             }
         }
         self.nb = nb;
