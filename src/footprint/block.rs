@@ -591,6 +591,7 @@ impl BlockScratch {
         if !key_matches {
             self.tiles.clear();
             self.sampled.clear();
+            self.pass.forget_patterns();
         }
         let line = p.line_bytes as i64;
         let t = match self.tiles.remove(&(tile, line)) {

@@ -20,6 +20,8 @@ const NONE: u32 = u32::MAX;
 const POSITIONS: usize = 4;
 /// Rows on which links are found, at most (a systematic subsample of the sampled rows).
 pub(crate) const LINK_ROWS: usize = 32;
+/// The patterns of first steps kept between configurations are forgotten beyond these sectors.
+const MAX_PATTERN_SECTORS: usize = 1 << 22;
 
 /// Position and valid extent of a block, in lattice points.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -291,6 +293,8 @@ struct Event {
 struct Pattern {
     /// Range of the key in `pat_keys`.
     key: (usize, usize),
+    /// Threads and fold points of a block along x.
+    x_shape: (i64, i64),
     /// Valid extent along x.
     ext0: i64,
     /// Byte of the sector the block's part of the row starts at.
@@ -591,6 +595,14 @@ impl RowPass {
         self.refetched.clear();
         self.events.clear();
         self.line_count = 0;
+        if self.grp_first.len() > MAX_PATTERN_SECTORS {
+            self.forget_patterns();
+        }
+    }
+
+    /// Forgets the patterns of [`RowPass::group_first`] (kept from one configuration to the
+    /// next while the kernel, domain and sector size are the same).
+    pub fn forget_patterns(&mut self) {
         self.grp_first.clear();
         self.pat.clear();
         self.pat_keys.clear();
@@ -890,9 +902,10 @@ impl RowPass {
     /// the one [`RowPass::group_key`] found last, for this row and a block of this row of blocks.
     ///
     /// It depends on which fold points and slots touch the row, the block's valid extent along
-    /// x and where its part of the row starts within a sector; elsewhere it is the same shifted
-    /// by whole sectors. So it is built once per configuration for each such key and reused for
-    /// the other rows and neighbours (the minimum step per sector is the same either way).
+    /// x and where its part of the row starts within a sector (and on the threads and fold
+    /// points along x); elsewhere it is the same shifted by whole sectors. So it is built once
+    /// for each such key and reused for the other rows, neighbours and configurations (the
+    /// minimum step per sector is the same either way).
     fn group_first(
         &mut self,
         plane: &Plane,
@@ -905,15 +918,19 @@ impl RowPass {
         let s = sh.sector;
         let x0 = plane.row_base(r.y, r.z) + at.origin[0] * plane.pitch;
         let (q, res) = (div_pow2(x0, s), x0 - div_pow2(x0, s) * s);
+        let x_shape = (sh.block[0], sh.fold[0]);
         let mut h = IntHasher::default();
         h.write_u64(key_hash);
         h.write_u64(at.ext[0] as u64);
         h.write_u64(res as u64);
+        h.write_u64(x_shape.0 as u64);
+        h.write_u64(x_shape.1 as u64);
         let hash = h.finish();
         let found = self.pat_index.get(&hash).map(|&i| self.pat[i as usize]);
         if let Some(p) = found {
             if p.ext0 == at.ext[0]
                 && p.res == res
+                && p.x_shape == x_shape
                 && self.pat_keys[p.key.0..p.key.0 + p.key.1] == self.key[..]
             {
                 let g0 = if p.len == 0 { i64::MAX } else { p.rel + q };
@@ -953,6 +970,7 @@ impl RowPass {
             self.pat_index.insert(hash, self.pat.len() as u32);
             self.pat.push(Pattern {
                 key: (self.pat_keys.len(), self.key.len()),
+                x_shape,
                 ext0: at.ext[0],
                 res,
                 rel: if len == 0 { 0 } else { lo - q },
