@@ -125,10 +125,10 @@ pub(crate) struct BlockScratch {
     evict: Vec<f64>,
     cum: Vec<f64>,
     step_acc: Vec<f64>,
-    merged: Vec<Link>,
-    link_index: HashMap<u64, usize, BuildHasherDefault<IntHasher>>,
     share: Vec<(u32, Vec<f64>)>,
     bin_of: Vec<u32>,
+    /// Whether a re-fetch at a pair of steps hits L2 (per configuration).
+    refetch_hits: HashMap<(u32, u32), f64, BuildHasherDefault<IntHasher>>,
     offs: Vec<i64>,
 }
 
@@ -153,11 +153,6 @@ fn triangular_cdf(t: f64) -> f64 {
     } else {
         1.0
     }
-}
-
-/// Whether two links are of the same class.
-fn same_link(a: &Link, b: &Link) -> bool {
-    (a.m, a.then, a.now, a.rest, a.part) == (b.m, b.then, b.now, b.rest, b.part)
 }
 
 /// Steps are binned into at most this many bins for the tables of links.
@@ -596,6 +591,7 @@ impl BlockScratch {
         if !key_matches {
             self.tiles.clear();
             self.sampled.clear();
+            self.pass.forget_patterns();
         }
         let line = p.line_bytes as i64;
         let t = match self.tiles.remove(&(tile, line)) {
@@ -663,13 +659,13 @@ impl BlockScratch {
         // Row statistics: the representative block inside the grid, and on small axes the first
         // block too (it has no earlier neighbour along that axis).
         let cfg = &prog.config;
-        let sh = Shape {
-            block: cfg.block.map(|v| v as i64),
-            fold: cfg.fold.map(|v| v as i64),
-            slots: prog.instructions.len() as u32,
-            sector: s,
-            line: p.line_bytes as i64,
-        };
+        let sh = Shape::new(
+            cfg.block.map(|v| v as i64),
+            cfg.fold.map(|v| v as i64),
+            prog.instructions.len() as u32,
+            s,
+            p.line_bytes as i64,
+        );
         let steps = sh.steps();
         self.pass.reset(steps);
         self.cut_memo = [None; 2];
@@ -842,7 +838,7 @@ impl BlockScratch {
         // exact reuse total; L1 re-fetches are links within the block.
         let wave = wave_blocks as f64;
         let reused = (all_footprints - compulsory).max(0.0);
-        let linked: f64 = self.pass.links.iter().map(|c| c.sectors).sum();
+        let linked = self.pass.linked;
         let scale = if linked > 0.0 {
             reused / linked / nblocks as f64
         } else {
@@ -853,23 +849,6 @@ impl BlockScratch {
         } else {
             0.0
         };
-        // Links with the same steps and positions are one class.
-        self.link_index.clear();
-        self.merged.clear();
-        for c in &self.pass.links {
-            let key = (u64::from(c.m) << 40)
-                ^ (u64::from(c.then) << 20)
-                ^ u64::from(c.now)
-                ^ (u64::from(c.rest.to_bits()) << 13).rotate_left(29)
-                ^ u64::from(c.part.to_bits()).rotate_left(47);
-            match self.link_index.get(&key) {
-                Some(&i) if same_link(&self.merged[i], c) => self.merged[i].sectors += c.sectors,
-                _ => {
-                    self.link_index.insert(key, self.merged.len());
-                    self.merged.push(*c);
-                }
-            }
-        }
         let bins = steps.min(MAX_BINS);
         let mut win = Window::new(
             &mut self.share,
@@ -879,7 +858,7 @@ impl BlockScratch {
             &mut self.bin_of,
             wave,
         );
-        for c in &self.merged {
+        for c in &self.pass.links {
             win.add(c.m, c.then as usize, c.now as usize, c.sectors * scale);
         }
         for r in &self.pass.refetched {
@@ -906,10 +885,18 @@ impl BlockScratch {
             f64::from(u8::from(d < l2))
         };
         let h = if linked > 0.0 {
-            self.merged.iter().map(|c| c.sectors * hit(c)).sum::<f64>() / linked
+            self.pass
+                .links
+                .iter()
+                .map(|c| c.sectors * hit(c))
+                .sum::<f64>()
+                / linked
         } else {
             1.0
         };
+        // Re-fetches repeat their pairs of steps: each pair's hit is found once.
+        let refetch_hits = &mut self.refetch_hits;
+        refetch_hits.clear();
         let refetch_hit = if refetched_sampled > 0.0 {
             self.pass
                 .refetched
@@ -923,7 +910,10 @@ impl BlockScratch {
                         part: 0.5,
                         sectors: r.sectors,
                     };
-                    r.sectors * hit(&c)
+                    r.sectors
+                        * *refetch_hits
+                            .entry((r.then, r.now))
+                            .or_insert_with(|| hit(&c))
                 })
                 .sum::<f64>()
                 / refetched_sampled

@@ -20,6 +20,8 @@ const NONE: u32 = u32::MAX;
 const POSITIONS: usize = 4;
 /// Rows on which links are found, at most (a systematic subsample of the sampled rows).
 pub(crate) const LINK_ROWS: usize = 32;
+/// The patterns of first steps kept between configurations are forgotten beyond these sectors.
+const MAX_PATTERN_SECTORS: usize = 1 << 22;
 
 /// Position and valid extent of a block, in lattice points.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -73,6 +75,27 @@ pub(crate) struct Link {
     pub part: f32,
     /// Sectors (weighted).
     pub sectors: f64,
+}
+
+/// What makes links of the same class: all of [`Link`] but its sectors (the shares as bits).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+struct LinkClass {
+    m: u32,
+    then: u32,
+    now: u32,
+    rest: u32,
+    part: u32,
+}
+
+impl LinkClass {
+    /// No class of a link found (the wave distance of a link is far below `u32::MAX`).
+    const NONE: LinkClass = LinkClass {
+        m: u32::MAX,
+        then: 0,
+        now: 0,
+        rest: 0,
+        part: 0,
+    };
 }
 
 /// Two consecutive writes of a sector the representative block writes (its share of them): if L2
@@ -200,7 +223,7 @@ pub(crate) struct Refetch {
 }
 
 /// The launch configuration in the terms the row pass needs.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub(crate) struct Shape {
     /// Threads per block.
     pub block: [i64; 3],
@@ -211,9 +234,32 @@ pub(crate) struct Shape {
     /// Sector and line size.
     pub sector: i64,
     pub line: i64,
+    /// Per row of a tile along y: the step base `fold[0]·f1` of the fold point covering it (a
+    /// lookup: rows are mapped to fold points per access in the inner loops).
+    fold_y: Vec<i64>,
+    /// Per layer of a tile along z: the step base `fold[0]·fold[1]·f2`.
+    fold_z: Vec<i64>,
 }
 
 impl Shape {
+    /// The shape of a configuration of `block` threads folded by `fold`.
+    pub fn new(block: [i64; 3], fold: [i64; 3], slots: u32, sector: i64, line: i64) -> Shape {
+        let bases = |d: usize, unit: i64| -> Vec<i64> {
+            (0..fold[d])
+                .flat_map(|f| std::iter::repeat_n(f * unit, block[d] as usize))
+                .collect()
+        };
+        Shape {
+            block,
+            fold,
+            slots,
+            sector,
+            line,
+            fold_y: bases(1, fold[0]),
+            fold_z: bases(2, fold[0] * fold[1]),
+        }
+    }
+
     /// Steps of one block's run.
     pub fn steps(&self) -> usize {
         (self.fold.iter().product::<i64>() as usize) * self.slots as usize
@@ -247,6 +293,8 @@ struct Event {
 struct Pattern {
     /// Range of the key in `pat_keys`.
     key: (usize, usize),
+    /// Threads and fold points of a block along x.
+    x_shape: (i64, i64),
     /// Valid extent along x.
     ext0: i64,
     /// Byte of the sector the block's part of the row starts at.
@@ -293,7 +341,9 @@ pub(crate) struct RowPass {
     /// thread loaded is not issued: it is in a register).
     issued: Vec<bool>,
     rows_yz: Vec<(i64, i64)>,
-    yz_acc: Vec<(i64, i64, PlaneAccess)>,
+    yz_acc: Vec<(i64, i64, u32)>,
+    /// The distinct blocks of `yz_acc`.
+    yz_blocks: Vec<(i64, i64)>,
     group_acc: Vec<PlaneAccess>,
     events: Vec<Event>,
     ever: Vec<u64>,
@@ -305,8 +355,16 @@ pub(crate) struct RowPass {
     pub lines_touched: f64,
     /// Sectors first touched, per step.
     pub first_touch: Vec<f64>,
-    /// Links found.
+    /// Links found, one per class (wave distance, steps and shares of the wave), in order of
+    /// first appearance, each link's sectors added as it is found.
     pub links: Vec<Link>,
+    /// Their weighted sectors, summed in the order found.
+    pub linked: f64,
+    /// Index in `links` of each class.
+    link_index: HashMap<LinkClass, usize, BuildHasherDefault<IntHasher>>,
+    /// Per own position, the class of its last link and its index in `links`: the next sector's
+    /// link is often of the same class.
+    recent: [(LinkClass, usize); POSITIONS],
     /// Consecutive writes found by [`RowPass::writes`].
     pub write_pairs: Vec<WritePair>,
     writes: Vec<(u32, u32, i64)>,
@@ -379,8 +437,8 @@ fn row_accesses(
         if t1 < 0 || t1 >= at.ext[1] || t2 < 0 || t2 >= at.ext[2] {
             continue;
         }
-        let (f1, f2) = (t1 / sh.block[1], t2 / sh.block[2]);
-        out.push((sh.fold[0] * (f1 + sh.fold[1] * f2), a.slot, i as u32));
+        let fp = sh.fold_y[t1 as usize] + sh.fold_z[t2 as usize];
+        out.push((fp, a.slot, i as u32));
     }
 }
 
@@ -402,13 +460,27 @@ fn touches(
     r: &SampledRow,
     sorted: bool,
 ) {
-    out.clear();
-    let (y, z) = (r.y, r.z);
-    row_accesses(order, r.plane as usize, acc, at, sh, y, z);
+    row_accesses(order, r.plane as usize, acc, at, sh, r.y, r.z);
     if sorted {
         order.sort_unstable();
     }
-    let base = plane.row_base(y, z);
+    touches_of(out, order, plane, acc, at, sh, r);
+}
+
+/// The touches of the accesses `order` of row `r` (as [`row_accesses`] gives them, with `acc`)
+/// by the block `at` into `out`: those of one fold point along y and z (consecutive in `order`)
+/// fold point by fold point along x.
+fn touches_of(
+    out: &mut Vec<Touch>,
+    order: &[(i64, u32, u32)],
+    plane: &Plane,
+    acc: &[PlaneAccess],
+    at: &BlockAt,
+    sh: &Shape,
+    r: &SampledRow,
+) {
+    out.clear();
+    let base = plane.row_base(r.y, r.z);
     let mut i = 0;
     while i < order.len() {
         let fp = order[i].0;
@@ -518,10 +590,21 @@ impl RowPass {
         self.first_touch.resize(steps, 0.0);
         self.lines_touched = 0.0;
         self.links.clear();
+        self.linked = 0.0;
+        self.link_index.clear();
+        self.recent = [(LinkClass::NONE, 0); POSITIONS];
         self.write_pairs.clear();
         self.refetched.clear();
         self.events.clear();
         self.line_count = 0;
+        if self.grp_first.len() > MAX_PATTERN_SECTORS {
+            self.forget_patterns();
+        }
+    }
+
+    /// Forgets the patterns of [`RowPass::group_first`] (kept from one configuration to the
+    /// next while the kernel, domain and sector size are the same).
+    pub fn forget_patterns(&mut self) {
         self.grp_first.clear();
         self.pat.clear();
         self.pat_keys.clear();
@@ -688,38 +771,35 @@ impl RowPass {
         // The blocks (in y and z) one of whose loads lands on this row, with those loads, and in
         // x those whose loads can reach the row's sectors.
         self.yz_acc.clear();
-        for a in acc.iter().filter(|a| a.plane == pi) {
+        for (ai, a) in acc.iter().enumerate().filter(|(_, a)| a.plane == pi) {
             let by = (r.y - a.off[1]).div_euclid(grid.tile[1]);
             let bz = (r.z - a.off[2]).div_euclid(grid.tile[2]);
             if (0..grid.blocks[1]).contains(&by) && (0..grid.blocks[2]).contains(&bz) {
-                self.yz_acc.push((by, bz, *a));
+                self.yz_acc.push((by, bz, ai as u32));
             }
         }
-        // Only the grouping matters: the links found do not depend on the order of neighbours.
-        // The loads of one block are gathered by swaps (a few dozen loads, a few blocks).
-        let mut i = 0;
-        while i < self.yz_acc.len() {
-            let key = (self.yz_acc[i].0, self.yz_acc[i].1);
-            let mut e = i + 1;
-            for j in i + 1..self.yz_acc.len() {
-                if (self.yz_acc[j].0, self.yz_acc[j].1) == key {
-                    self.yz_acc.swap(e, j);
-                    e += 1;
-                }
+        // The blocks in order of first appearance (a few): the links found do not depend on the
+        // order of the neighbours.
+        self.yz_blocks.clear();
+        for &(by, bz, _) in &self.yz_acc {
+            if !self.yz_blocks.contains(&(by, bz)) {
+                self.yz_blocks.push((by, bz));
             }
-            i = e;
         }
         let bx_lo = ((xlo - reach[0].1).div_euclid(grid.tile[0]) - 1).max(0);
         let bx_hi = ((xhi - reach[0].0).div_euclid(grid.tile[0]) + 1).min(grid.blocks[0] - 1);
         let mut group = std::mem::take(&mut self.group_acc);
-        let mut i = 0;
-        while i < self.yz_acc.len() {
-            let (by, bz) = (self.yz_acc[i].0, self.yz_acc[i].1);
+        for yz in 0..self.yz_blocks.len() {
+            let (by, bz) = self.yz_blocks[yz];
+            // Each block's loads in slot order (the order of `acc`): a canonical key (see
+            // `group_key`).
             group.clear();
-            while i < self.yz_acc.len() && (self.yz_acc[i].0, self.yz_acc[i].1) == (by, bz) {
-                group.push(self.yz_acc[i].2);
-                i += 1;
-            }
+            group.extend(
+                self.yz_acc
+                    .iter()
+                    .filter(|e| (e.0, e.1) == (by, bz))
+                    .map(|e| acc[e.2 as usize]),
+            );
             let tile0 = grid.tile[0];
             // The neighbour at `bx`, or `None` where it is this block or starts a wave or more
             // after it (it cannot be an earlier access); with its time offsets per own position.
@@ -820,12 +900,14 @@ impl RowPass {
     }
 
     /// The first step per sector of row `r` of the block at `at`, whose accesses to the row are
-    /// `acc`: `(first sector, range in grp_first)`, `NONE` where it touches none.
+    /// `acc`: `(first sector, range in grp_first)`, `NONE` where it touches none. The key is
+    /// the one [`RowPass::group_key`] found last, for this row and a block of this row of blocks.
     ///
     /// It depends on which fold points and slots touch the row, the block's valid extent along
-    /// x and where its part of the row starts within a sector; elsewhere it is the same shifted
-    /// by whole sectors. So it is built once per configuration for each such key and reused for
-    /// the other rows and neighbours (the minimum step per sector is the same either way).
+    /// x and where its part of the row starts within a sector (and on the threads and fold
+    /// points along x); elsewhere it is the same shifted by whole sectors. So it is built once
+    /// for each such key and reused for the other rows, neighbours and configurations (the
+    /// minimum step per sector is the same either way).
     fn group_first(
         &mut self,
         plane: &Plane,
@@ -838,23 +920,29 @@ impl RowPass {
         let s = sh.sector;
         let x0 = plane.row_base(r.y, r.z) + at.origin[0] * plane.pitch;
         let (q, res) = (div_pow2(x0, s), x0 - div_pow2(x0, s) * s);
+        let x_shape = (sh.block[0], sh.fold[0]);
         let mut h = IntHasher::default();
         h.write_u64(key_hash);
         h.write_u64(at.ext[0] as u64);
         h.write_u64(res as u64);
+        h.write_u64(x_shape.0 as u64);
+        h.write_u64(x_shape.1 as u64);
         let hash = h.finish();
         let found = self.pat_index.get(&hash).map(|&i| self.pat[i as usize]);
         if let Some(p) = found {
             if p.ext0 == at.ext[0]
                 && p.res == res
+                && p.x_shape == x_shape
                 && self.pat_keys[p.key.0..p.key.0 + p.key.1] == self.key[..]
             {
                 let g0 = if p.len == 0 { i64::MAX } else { p.rel + q };
                 return (g0, p.start, p.len);
             }
         }
+        // The row's accesses are those `group_key` found (the same for every block of the row
+        // of blocks).
         let mut nb = std::mem::take(&mut self.nb);
-        touches(&mut nb, &mut self.order, plane, acc, at, sh, r, false);
+        touches_of(&mut nb, &self.order, plane, acc, at, sh, r);
         let (mut lo, mut hi) = (i64::MAX, i64::MIN);
         for t in &nb {
             lo = lo.min(div_pow2(t.start, s));
@@ -866,11 +954,16 @@ impl RowPass {
         }
         let pat = &mut self.grp_first[start..];
         for t in &nb {
-            sector_ranges(t, s, &mut self.ranges);
-            for &(f, l) in &self.ranges {
+            let mut first = |f: i64, l: i64| {
                 for v in &mut pat[(f - lo) as usize..=(l - lo) as usize] {
                     *v = (*v).min(t.step);
                 }
+            };
+            if t.n == 1 {
+                first(div_pow2(t.start, s), div_pow2(t.start + t.len - 1, s));
+            } else {
+                sector_ranges(t, s, &mut self.ranges);
+                self.ranges.iter().for_each(|&(f, l)| first(f, l));
             }
         }
         self.nb = nb;
@@ -879,6 +972,7 @@ impl RowPass {
             self.pat_index.insert(hash, self.pat.len() as u32);
             self.pat.push(Pattern {
                 key: (self.pat_keys.len(), self.key.len()),
+                x_shape,
                 ext0: at.ext[0],
                 res,
                 rel: if len == 0 { 0 } else { lo - q },
@@ -892,14 +986,14 @@ impl RowPass {
 
     /// The key of the patterns of the blocks of one row of blocks (along x) whose accesses to
     /// row `r` are `acc` (the fold points along y and z and slots touching it, the same for
-    /// all of them; see [`RowPass::group_first`]) into `key`, and its hash.
+    /// all of them; see [`RowPass::group_first`]) into `key`, and its hash. `acc` is in slot
+    /// order, so the key is too: one entry per slot, a canonical form of the set.
     fn group_key(&mut self, acc: &[PlaneAccess], at: &BlockAt, sh: &Shape, r: &SampledRow) -> u64 {
         row_accesses(&mut self.order, r.plane as usize, acc, at, sh, r.y, r.z);
         self.key.clear();
-        self.key.extend(self.order.iter().map(|o| (o.0, o.1)));
-        self.key.sort_unstable();
         let mut h = IntHasher::default();
-        for &(fp, slot) in &self.key {
+        for &(fp, slot, _) in &self.order {
+            self.key.push((fp, slot));
             h.write_u64(fp as u64);
             h.write_u64(u64::from(slot));
         }
@@ -945,25 +1039,33 @@ impl RowPass {
                 let (o, then, ord) = clock.parts(b);
                 let (m, then) = ((-o) as u32, then as u32);
                 let rest = (wave - 1 - ord) as f32 / wave as f32;
-                match self.links.last_mut() {
-                    Some(c)
-                        if c.m == m
-                            && c.then == then
-                            && c.now == own
-                            && c.rest == rest
-                            && c.part == part =>
-                    {
-                        c.sectors += wj
+                let class = LinkClass {
+                    m,
+                    then,
+                    now: own,
+                    rest: rest.to_bits(),
+                    part: part.to_bits(),
+                };
+                self.linked += wj;
+                let i = match self.recent[j] {
+                    (c, i) if c == class => i,
+                    _ => {
+                        let i = *self.link_index.entry(class).or_insert(self.links.len());
+                        if i == self.links.len() {
+                            self.links.push(Link {
+                                m,
+                                then,
+                                now: own,
+                                rest,
+                                part,
+                                sectors: 0.0,
+                            });
+                        }
+                        self.recent[j] = (class, i);
+                        i
                     }
-                    _ => self.links.push(Link {
-                        m,
-                        then,
-                        now: own,
-                        rest,
-                        part,
-                        sectors: wj,
-                    }),
-                }
+                };
+                self.links[i].sectors += wj;
             }
         }
     }
