@@ -165,3 +165,30 @@ fn l1_capacity_transition_is_reproduced() {
     }
     check_transition("star3d_r4", 2, &sweeps, 1.1);
 }
+
+/// Tiles narrower than a sector (1 × 8 B along x here): the blocks sharing a sector touch it at
+/// the same step, and the first of them in the issue order takes the link to its previous access
+/// (often in the previous wave). The representative block used to be the first of its sector
+/// (block `grid / 2`, sector-aligned) and, with a multiple of 8 blocks per SM, to sit on the
+/// first SM at every sampled wave position, so it took all those links: the wave window then
+/// counted the L2 accesses of a whole wave several times over and the L2 reuse of narrow tiles
+/// was lost (1×32×2 fold 1×2×2: 46.3 B/LUP estimated, 11.0 simulated).
+#[test]
+fn narrow_tiles_share_their_sectors_links() {
+    let k = shape(ShapeKind::Star, 4);
+    let domain = Domain::new3(64, 64, 64);
+    let mut p = params(2 << 20);
+    (p.sms, p.blocks_per_sm, p.l1_bytes) = (16, 8, 112 << 10);
+    let cfgs = [
+        LaunchConfig::new([1, 32, 2], [1, 2, 2]),
+        LaunchConfig::new([1, 64, 2], [1, 1, 2]),
+    ];
+    let rows = compare(&k, &domain, &cfgs, &p);
+    for (c, e, s) in &rows {
+        println!(
+            "{c}: DRAM load {:.2} estimated, {:.2} simulated",
+            e[4], s[4]
+        );
+        assert!(rel(e[4], s[4]).abs() <= 0.15, "{c}: {} vs {}", e[4], s[4]);
+    }
+}
