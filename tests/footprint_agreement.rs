@@ -192,3 +192,46 @@ fn narrow_tiles_share_their_sectors_links() {
         assert!(rel(e[4], s[4]).abs() <= 0.15, "{c}: {} vs {}", e[4], s[4]);
     }
 }
+
+/// Not yet right (issue 8, the remaining DRAM overestimate of narrow blocks; run with
+/// `--ignored`): an L1 re-fetch is linked to the block's own previous touch of the line only.
+/// Blocks beside it along x touch the same sectors with the same instructions and, in lockstep
+/// on SMs of their own, re-fetch them at the same steps; the simulated L2 sees one sector, kept
+/// fresh, where the visitor's windows count each block's re-fetch as another distinct sector and
+/// age the sector from the block's own last touch. For 2×1×32 fold 4×1×1 below, a window of 38
+/// of the 104 steps inside one wave counts 293–324 sectors per block, twice the whole wave's
+/// footprint (156), so re-fetches (31 % of them) and consecutive partial writes (all) "miss" L2.
+/// The simulator agrees with the hardware (H100, 256³: DRAM load 13.8 B/LUP measured, 73.3
+/// estimated; store 10.8 measured, 16.0 estimated).
+#[test]
+#[ignore = "issue 8: L1 re-fetches are not linked across the blocks sharing a sector"]
+fn refetches_shared_by_neighbours_stay_in_l2() {
+    let k = shape(ShapeKind::Star, 4);
+    let domain = Domain::new3(64, 128, 64);
+    let mut p = params(2 << 20);
+    (p.sms, p.l1_bytes) = (16, 112 << 10);
+    for (c, bps) in [
+        (LaunchConfig::new([2, 1, 32], [4, 1, 1]), 32),
+        (LaunchConfig::new([1, 16, 8], [4, 2, 4]), 8),
+    ] {
+        p.blocks_per_sm = bps;
+        let rows = compare(&k, &domain, &[c], &p);
+        let (e, s) = (rows[0].1, rows[0].2);
+        println!(
+            "{c}: DRAM load {:.2} / store {:.2} estimated, {:.2} / {:.2} simulated",
+            e[4], e[5], s[4], s[5]
+        );
+        assert!(
+            rel(e[4], s[4]).abs() <= 0.15,
+            "{c}: DRAM load {} vs {}",
+            e[4],
+            s[4]
+        );
+        assert!(
+            rel(e[5], s[5]).abs() <= 0.15,
+            "{c}: DRAM store {} vs {}",
+            e[5],
+            s[5]
+        );
+    }
+}
