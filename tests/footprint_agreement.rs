@@ -193,18 +193,18 @@ fn narrow_tiles_share_their_sectors_links() {
     }
 }
 
-/// Not yet right (issue 8, the remaining DRAM overestimate of narrow blocks; run with
-/// `--ignored`): an L1 re-fetch is linked to the block's own previous touch of the line only.
-/// Blocks beside it along x touch the same sectors with the same instructions and, in lockstep
-/// on SMs of their own, re-fetch them at the same steps; the simulated L2 sees one sector, kept
-/// fresh, where the visitor's windows count each block's re-fetch as another distinct sector and
-/// age the sector from the block's own last touch. For 2×1×32 fold 4×1×1 below, a window of 38
-/// of the 104 steps inside one wave counts 293–324 sectors per block, twice the whole wave's
-/// footprint (156), so re-fetches (31 % of them) and consecutive partial writes (all) "miss" L2.
-/// The simulator agrees with the hardware (H100, 256³: DRAM load 13.8 B/LUP measured, 73.3
-/// estimated; store 10.8 measured, 16.0 estimated).
+/// Not yet right (issue 8, the remaining DRAM overestimate of narrow and deeply folded blocks;
+/// run with `--ignored`): the links between the L2 accesses of a sector do not form one chain in
+/// time. A block's first touch is linked to the neighbours' *first* touches, not to their later
+/// L1 re-fetches of the sector, and a re-fetch only to the block's own previous touch of the
+/// line, not to the neighbours' accesses in between. Where L1 re-fetches are many, a window then
+/// counts a sector once per block that re-fetches or first touches it inside, and ages it from
+/// too early. For 2×1×32 fold 4×1×1 below, a window of 38 of the 104 steps inside one wave counts
+/// 293–324 sectors per block, twice the whole wave's footprint (156), so re-fetches (31 % of them)
+/// and consecutive partial writes (all) "miss" L2. The simulator agrees with the hardware (H100,
+/// 256³: DRAM load 13.8 B/LUP measured, 73.3 estimated; store 10.8 measured, 16.0 estimated).
 #[test]
-#[ignore = "issue 8: L1 re-fetches are not linked across the blocks sharing a sector"]
+#[ignore = "issue 8: L1 re-fetches and first touches do not chain across blocks"]
 fn refetches_shared_by_neighbours_stay_in_l2() {
     let k = shape(ShapeKind::Star, 4);
     let domain = Domain::new3(64, 128, 64);
