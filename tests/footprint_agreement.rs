@@ -165,3 +165,73 @@ fn l1_capacity_transition_is_reproduced() {
     }
     check_transition("star3d_r4", 2, &sweeps, 1.1);
 }
+
+/// Tiles narrower than a sector (1 × 8 B along x here): the blocks sharing a sector touch it at
+/// the same step, and the first of them in the issue order takes the link to its previous access
+/// (often in the previous wave). The representative block used to be the first of its sector
+/// (block `grid / 2`, sector-aligned) and, with a multiple of 8 blocks per SM, to sit on the
+/// first SM at every sampled wave position, so it took all those links: the wave window then
+/// counted the L2 accesses of a whole wave several times over and the L2 reuse of narrow tiles
+/// was lost (1×32×2 fold 1×2×2: 46.3 B/LUP estimated, 11.0 simulated).
+#[test]
+fn narrow_tiles_share_their_sectors_links() {
+    let k = shape(ShapeKind::Star, 4);
+    let domain = Domain::new3(64, 64, 64);
+    let mut p = params(2 << 20);
+    (p.sms, p.blocks_per_sm, p.l1_bytes) = (16, 8, 112 << 10);
+    let cfgs = [
+        LaunchConfig::new([1, 32, 2], [1, 2, 2]),
+        LaunchConfig::new([1, 64, 2], [1, 1, 2]),
+    ];
+    let rows = compare(&k, &domain, &cfgs, &p);
+    for (c, e, s) in &rows {
+        println!(
+            "{c}: DRAM load {:.2} estimated, {:.2} simulated",
+            e[4], s[4]
+        );
+        assert!(rel(e[4], s[4]).abs() <= 0.15, "{c}: {} vs {}", e[4], s[4]);
+    }
+}
+
+/// Not yet right (issue 8, the remaining DRAM overestimate of narrow and deeply folded blocks;
+/// run with `--ignored`): the links between the L2 accesses of a sector do not form one chain in
+/// time. A block's first touch is linked to the neighbours' *first* touches, not to their later
+/// L1 re-fetches of the sector, and a re-fetch only to the block's own previous touch of the
+/// line, not to the neighbours' accesses in between. Where L1 re-fetches are many, a window then
+/// counts a sector once per block that re-fetches or first touches it inside, and ages it from
+/// too early. For 2×1×32 fold 4×1×1 below, a window of 38 of the 104 steps inside one wave counts
+/// 293–324 sectors per block, twice the whole wave's footprint (156), so re-fetches (31 % of them)
+/// and consecutive partial writes (all) "miss" L2. The simulator agrees with the hardware (H100,
+/// 256³: DRAM load 13.8 B/LUP measured, 73.3 estimated; store 10.8 measured, 16.0 estimated).
+#[test]
+#[ignore = "issue 8: L1 re-fetches and first touches do not chain across blocks"]
+fn refetches_shared_by_neighbours_stay_in_l2() {
+    let k = shape(ShapeKind::Star, 4);
+    let domain = Domain::new3(64, 128, 64);
+    let mut p = params(2 << 20);
+    (p.sms, p.l1_bytes) = (16, 112 << 10);
+    for (c, bps) in [
+        (LaunchConfig::new([2, 1, 32], [4, 1, 1]), 32),
+        (LaunchConfig::new([1, 16, 8], [4, 2, 4]), 8),
+    ] {
+        p.blocks_per_sm = bps;
+        let rows = compare(&k, &domain, &[c], &p);
+        let (e, s) = (rows[0].1, rows[0].2);
+        println!(
+            "{c}: DRAM load {:.2} / store {:.2} estimated, {:.2} / {:.2} simulated",
+            e[4], e[5], s[4], s[5]
+        );
+        assert!(
+            rel(e[4], s[4]).abs() <= 0.15,
+            "{c}: DRAM load {} vs {}",
+            e[4],
+            s[4]
+        );
+        assert!(
+            rel(e[5], s[5]).abs() <= 0.15,
+            "{c}: DRAM store {} vs {}",
+            e[5],
+            s[5]
+        );
+    }
+}

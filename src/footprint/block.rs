@@ -328,13 +328,43 @@ fn prefix_sums(t: &mut [f64], n: usize) {
     }
 }
 
-/// Samples along one axis of `g` blocks: `(block index, blocks it stands for)`.
-fn positions(g: usize) -> Vec<(usize, f64)> {
+/// A sampled block along one axis: its index, the blocks it stands for, and its share of the
+/// link rows (see [`RowPass::block`]).
+type Sample = (usize, f64, (usize, usize));
+
+/// Samples along one axis of `g` blocks, the interior representative last. The interior blocks
+/// are stood for by the `k` consecutive blocks ending at the representative (fewer where the axis
+/// is short), equally weighted; they share the link rows (each searches the links of every
+/// `k`-th), so that the search costs what one block's does.
+fn positions(g: usize, k: usize) -> Vec<Sample> {
+    let interior = |first: usize, rep: usize, n: usize| {
+        let k = k.clamp(1, rep + 1 - first);
+        (0..k).map(move |i| (rep + 1 - k + i, n as f64 / k as f64, (k, i)))
+    };
     match g {
-        1 => vec![(0, 1.0)],
-        g if g < SMALL_GRID => vec![(0, 1.0), ((g / 2).max(1), (g - 1) as f64)],
-        g => vec![(g / 2, g as f64)],
+        1 => vec![(0, 1.0, (1, 0))],
+        g if g < SMALL_GRID => std::iter::once((0, 1.0, (1, 0)))
+            .chain(interior(1, (g / 2).max(1), g - 1))
+            .collect(),
+        g => interior(0, g / 2, g).collect(),
     }
+}
+
+/// The number of places within a sector at which tiles of `tile0` points start along x (on any
+/// plane): so many consecutive blocks along x differ in how they share sectors with their
+/// x-neighbours. Where tiles are narrower than a sector, the first block of a sector touches its
+/// sectors before the others at the same step, so a representative of one place alone would
+/// take all (or none) of the links to earlier waves.
+fn sector_places(planes: &[Plane], tile0: usize, sector: i64) -> usize {
+    planes
+        .iter()
+        .map(|pl| {
+            let bytes = tile0 as i64 * pl.pitch;
+            let common = 1i64 << bytes.trailing_zeros().min(sector.trailing_zeros());
+            (sector / common) as usize
+        })
+        .max()
+        .unwrap_or(1)
 }
 
 impl BlockScratch {
@@ -351,9 +381,9 @@ impl BlockScratch {
 
     /// Samples the rows of the footprint of a block at `at` into `self.rows`.
     fn sample(&mut self, at: &BlockAt, kind: AccessKind) {
-        // The regions depend on the block's place and extent only: kept for configurations of
-        // the same tile.
-        let key = (at.origin, at.ext, kind);
+        // The regions (in y and z) depend on the block's place along y and z and its extent
+        // only: kept for configurations of the same tile and for the blocks beside it along x.
+        let key = ([0, at.origin[1], at.origin[2]], at.ext, kind);
         if let Some((r, p)) = self.sampled.get(&key) {
             self.regions.clone_from(r);
             self.plane_regions.clone_from(p);
@@ -574,8 +604,14 @@ impl BlockScratch {
         let dom = prog.domain.size.map(|n| n as i64);
 
         // The representative block inside the grid, and on small axes the first block too (it has
-        // no earlier neighbour along that axis).
-        let (px, py, pz) = (positions(grid[0]), positions(grid[1]), positions(grid[2]));
+        // no earlier neighbour along that axis); along x, the interior stood for by as many
+        // blocks as there are places of a tile within a sector.
+        let places = sector_places(&self.planes, classes.tile[0], s);
+        let (px, py, pz) = (
+            positions(grid[0], places),
+            positions(grid[1], 1),
+            positions(grid[2], 1),
+        );
         let rep = [
             px.last().expect("an axis has a block").0,
             py.last().expect("an axis has a block").0,
@@ -709,20 +745,25 @@ impl BlockScratch {
             &rows,
             issue,
             l1_overflows,
-            true,
+            px.last().map_or((1, 0), |v| v.2),
             rep_weight,
         );
         self.rows = rows;
         let rep_sectors: f64 = self.pass.first_touch.iter().sum::<f64>() / rep_weight;
-        for &(bz, wz) in &pz {
-            for &(by, wy) in &py {
-                for &(bx, wx) in &px {
+        for &(bz, wz, _) in &pz {
+            for &(by, wy, _) in &py {
+                // The rows sampled are those of every block of the same extent along x.
+                let mut sampled_ext = None;
+                for &(bx, wx, share) in &px {
                     let b = [bx, by, bz];
                     if b == rep {
                         continue;
                     }
                     let at = Self::at(classes, b);
-                    self.sample(&at, AccessKind::Load);
+                    if sampled_ext != Some(at.ext) {
+                        self.sample(&at, AccessKind::Load);
+                        sampled_ext = Some(at.ext);
+                    }
                     let rows = std::mem::take(&mut self.rows);
                     self.pass.block(
                         &self.planes,
@@ -734,7 +775,7 @@ impl BlockScratch {
                         &rows,
                         issue,
                         false,
-                        true,
+                        share,
                         wx * wy * wz,
                     );
                     self.rows = rows;

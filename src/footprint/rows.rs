@@ -127,6 +127,30 @@ impl Issue {
     fn order(&self, p: i64) -> i64 {
         (p % self.sms) * self.per_sm + p / self.sms
     }
+
+    /// The positions in its wave at which the representative block is sampled, spread over the
+    /// wave in launch order (which neighbours ran in the previous wave). A block on one of the
+    /// first or last SMs of its round has x-neighbours on one side only in the issue order of a
+    /// step: on the first SM it precedes every wave-mate touching a sector at the same step, and
+    /// so takes the links to the previous wave that they share. Where the blocks per SM are a
+    /// multiple of 8 every position falls on the first SM; such positions move, within their
+    /// round, to SMs spread over the round.
+    fn own_positions(&self) -> [i64; POSITIONS] {
+        // Target SMs in bit-reversed order, so that launch position and SM are not correlated.
+        const SM_SLOT: [i64; POSITIONS] = [0, 2, 1, 3];
+        let n = 2 * POSITIONS as i64;
+        let margin = (self.sms / 16).max(1);
+        std::array::from_fn(|j| {
+            let p = (2 * j as i64 + 1) * self.wave / n;
+            let sm = p % self.sms;
+            if self.per_sm > 1 && (sm < margin || sm >= self.sms - margin) {
+                let target = (2 * SM_SLOT[j] + 1) * self.sms / n;
+                (p - sm + target).min(self.wave - 1)
+            } else {
+                p
+            }
+        })
+    }
 }
 
 /// The wave (relative) and issue position of the block at launch offset `q`, kept for `q`,
@@ -612,8 +636,10 @@ impl RowPass {
     }
 
     /// Processes the sampled rows of block `me` of `grid`: first touches and L1 gaps (when
-    /// `l1`), and links to the previous accesses of their sectors by other blocks (when `links`),
-    /// all weighted by `weight`. `reach` is the smallest and largest load offset per axis.
+    /// `l1`), and links to the previous accesses of their sectors by other blocks, all weighted
+    /// by `weight`. `reach` is the smallest and largest load offset per axis. With `links` =
+    /// `(of, i)` the block is one of `of` blocks sharing the link rows (every `of`-th, from the
+    /// `i`-th), each standing for the rows of all `of`.
     #[allow(clippy::too_many_arguments)]
     pub fn block(
         &mut self,
@@ -626,15 +652,41 @@ impl RowPass {
         rows: &[SampledRow],
         issue: Issue,
         l1: bool,
-        links: bool,
+        links: (usize, usize),
         weight: f64,
     ) {
         let at = &grid.at(me);
         let (s, line) = (sh.sector, sh.line);
         let spl = line / s;
-        // Links are found on every `stride`-th row, each standing for `stride` rows.
+        // Links are found on every `stride`-th row, each standing for `stride` rows; where
+        // several blocks share them, in groups of `of` such rows, on the `i`-th of each group.
         let stride = rows.len().div_ceil(LINK_ROWS).max(1);
+        let (of, i) = if rows.len() >= links.0 * stride {
+            links
+        } else {
+            (1, 0)
+        };
+        let group = of * stride;
+        // The weight of the rows a link row stands for.
+        let group_weight = |ri: usize| {
+            let start = ri - i * stride;
+            weight
+                * rows[start..(start + group).min(rows.len())]
+                    .iter()
+                    .map(|r| r.weight)
+                    .sum::<f64>()
+        };
         for (ri, r) in rows.iter().enumerate() {
+            let link = ri % group == i * stride;
+            // Without L1 statistics, a block sharing the link rows counts the first touches of
+            // its link rows only (the others' rows are its share of the sample).
+            let first_weight = if l1 || of == 1 {
+                r.weight * weight
+            } else if link {
+                group_weight(ri)
+            } else {
+                continue;
+            };
             let pi = r.plane as usize;
             let plane = &planes[pi];
             let mut own = std::mem::take(&mut self.touches);
@@ -658,7 +710,7 @@ impl RowPass {
             self.first.resize(ns, NONE);
             self.last.clear();
             self.last.resize(nl, NONE);
-            let w = r.weight * weight;
+            let w = first_weight;
             let row_line0 = self.line_count;
             if l1 {
                 self.line_count += nl;
@@ -711,12 +763,8 @@ impl RowPass {
                 }
             }
             self.touches = own;
-            if links && ri % stride == 0 {
-                let wl = weight
-                    * rows[ri..(ri + stride).min(rows.len())]
-                        .iter()
-                        .map(|r| r.weight)
-                        .sum::<f64>();
+            if link {
+                let wl = group_weight(ri);
                 self.link_row(plane, pi, acc, sh, r, grid, me, reach, issue, s0, ns, wl);
             }
         }
@@ -752,8 +800,7 @@ impl RowPass {
             (s0 * s - base).div_euclid(plane.pitch) - 1,
             ((s0 + ns as i64) * s - base).div_euclid(plane.pitch) + 1,
         );
-        let own_pos: [i64; POSITIONS] =
-            std::array::from_fn(|j| ((2 * j as i64 + 1) * wave) / (2 * POSITIONS as i64));
+        let own_pos = issue.own_positions();
         let clock = Clock::new(steps, wave);
         // Own times are `(0, step, issue position)`.
         let mine: [i64; POSITIONS] =
@@ -1092,8 +1139,7 @@ impl RowPass {
         let wave = issue.wave;
         let at = grid.at(me);
         let my_id = grid.id(me);
-        let own_pos: [i64; POSITIONS] =
-            std::array::from_fn(|j| ((2 * j as i64 + 1) * wave) / (2 * POSITIONS as i64));
+        let own_pos = issue.own_positions();
         for r in rows {
             let pi = r.plane as usize;
             let plane = &planes[pi];
