@@ -82,7 +82,7 @@ sweep d3q19_srt_pull-soa "${LIMIT_LBM:-70}" "$HERE/lbm/d3q19_srt_pull.toml" --do
   --configs "sample:${SAMPLE_LBM:-12}"
 sweep d3q19_srt_pull-aos "${LIMIT_LBM:-70}" "${AOS_FILE:-$HERE/bench/counters/d3q19_srt_pull_aos.toml}" --domain "$DOMAIN" \
   --configs "sample:${SAMPLE_LBM:-12}"
-if [ -n "${EXPERIMENTS:-1}" ]; then
+if [ -n "${EXPERIMENTS-1}" ]; then
   # L1 capacity: the same star3d_r4 configurations with the smallest and the largest L1
   # (preferred carve-out 100 % and 0 % shared memory); ncu's LaunchStats says what was granted.
   for c in 100 0; do
