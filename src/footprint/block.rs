@@ -328,6 +328,15 @@ fn prefix_sums(t: &mut [f64], n: usize) {
     }
 }
 
+/// The smallest and largest offset per axis of the accesses `acc`.
+fn offset_range(acc: &[PlaneAccess]) -> [(i64, i64); 3] {
+    std::array::from_fn(|d| {
+        acc.iter().fold((i64::MAX, i64::MIN), |r, a| {
+            (r.0.min(a.off[d]), r.1.max(a.off[d]))
+        })
+    })
+}
+
 /// A sampled block along one axis: its index, the blocks it stands for, and its share of the
 /// link rows (see [`RowPass::block`]).
 type Sample = (usize, f64, (usize, usize));
@@ -588,16 +597,8 @@ impl BlockScratch {
         self.stores.clear();
         self.stores
             .extend(self.acc.iter().filter(|a| a.kind == AccessKind::Store));
-        self.store_reach = std::array::from_fn(|d| {
-            self.stores.iter().fold((i64::MAX, i64::MIN), |r, a| {
-                (r.0.min(a.off[d]), r.1.max(a.off[d]))
-            })
-        });
-        self.reach = std::array::from_fn(|d| {
-            self.loads.iter().fold((i64::MAX, i64::MIN), |r, a| {
-                (r.0.min(a.off[d]), r.1.max(a.off[d]))
-            })
-        });
+        self.store_reach = offset_range(&self.stores);
+        self.reach = offset_range(&self.loads);
         let grid = classes.grid;
         let tile = classes.tile;
         let nblocks: usize = grid.iter().product();

@@ -57,6 +57,15 @@ impl Grid {
     pub fn id(&self, b: [i64; 3]) -> i64 {
         b[0] + self.blocks[0] * (b[1] + self.blocks[1] * b[2])
     }
+
+    /// The blocks along x (first, last; a block of margin each side) whose accesses, at offsets
+    /// `reach` along x, can touch points `xlo..=xhi` of a row.
+    fn blocks_reaching(&self, xlo: i64, xhi: i64, reach: (i64, i64)) -> (i64, i64) {
+        (
+            ((xlo - reach.1).div_euclid(self.tile[0]) - 1).max(0),
+            ((xhi - reach.0).div_euclid(self.tile[0]) + 1).min(self.blocks[0] - 1),
+        )
+    }
 }
 
 /// Sectors whose previous access in time (by any block) was `m` waves earlier at step `then`,
@@ -833,8 +842,7 @@ impl RowPass {
                 self.yz_blocks.push((by, bz));
             }
         }
-        let bx_lo = ((xlo - reach[0].1).div_euclid(grid.tile[0]) - 1).max(0);
-        let bx_hi = ((xhi - reach[0].0).div_euclid(grid.tile[0]) + 1).min(grid.blocks[0] - 1);
+        let (bx_lo, bx_hi) = grid.blocks_reaching(xlo, xhi, reach[0]);
         let mut group = std::mem::take(&mut self.group_acc);
         for yz in 0..self.yz_blocks.len() {
             let (by, bz) = self.yz_blocks[yz];
@@ -1179,8 +1187,7 @@ impl RowPass {
                 (lo * s - base).div_euclid(plane.pitch) - 1,
                 ((hi + 1) * s - base).div_euclid(plane.pitch) + 1,
             );
-            let bx_lo = ((xlo - reach[0].1).div_euclid(grid.tile[0]) - 1).max(0);
-            let bx_hi = ((xhi - reach[0].0).div_euclid(grid.tile[0]) + 1).min(grid.blocks[0] - 1);
+            let (bx_lo, bx_hi) = grid.blocks_reaching(xlo, xhi, reach[0]);
             for yz in 0..self.rows_yz.len() {
                 let (by, bz) = self.rows_yz[yz];
                 for bx in bx_lo..=bx_hi {

@@ -86,24 +86,8 @@ impl WarpScratch {
         if self.tables[t + r] == u32::MAX {
             let sh = self.shapes[s];
             let data = &self.shape_data[sh.start..sh.start + sh.len];
-            let mut sectors = 0u32;
-            let mut last_s = i64::MIN;
-            for o in data {
-                let cs = (r as i64 + o) / p.sector_bytes as i64;
-                if cs != last_s {
-                    sectors += 1;
-                    last_s = cs;
-                }
-            }
-            let mut lines = 0u32;
-            let mut last_l = i64::MIN;
-            for o in data {
-                let cl = (r as i64 + o) / line as i64;
-                if cl != last_l {
-                    lines += 1;
-                    last_l = cl;
-                }
-            }
+            let sectors = distinct_units(data, r as i64, p.sector_bytes as i64);
+            let lines = distinct_units(data, r as i64, line as i64);
             let banks = bank_passes(data.iter().map(|o| r as i64 + o), sh.elem, &mut self.words);
             self.tables[t + r] = sectors;
             self.tables[t + line + r] = banks;
@@ -301,6 +285,21 @@ impl WarpScratch {
         }
         tot
     }
+}
+
+/// Distinct `unit`-byte units (sectors, lines) the ascending byte offsets `data`, shifted by `r`,
+/// fall in.
+fn distinct_units(data: &[i64], r: i64, unit: i64) -> u32 {
+    let mut n = 0u32;
+    let mut last = i64::MIN;
+    for o in data {
+        let u = (r + o) / unit;
+        if u != last {
+            n += 1;
+            last = u;
+        }
+    }
+    n
 }
 
 /// Banks of the L1 data array: 32 banks of 4-byte words.

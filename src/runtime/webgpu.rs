@@ -439,7 +439,7 @@ impl Backend for WgpuBackend {
         launches: &[Vec<BufferId>],
         timed: bool,
     ) -> Result<Vec<f64>, RuntimeError> {
-        program_of(&self.programs, program, "wgpu")?;
+        let fields = program_of(&self.programs, program, "wgpu")?.fields;
         if timed
             && !self
                 .device
@@ -459,7 +459,7 @@ impl Backend for WgpuBackend {
             )));
         }
         for bufs in launches {
-            check_buffer_count(self.programs[program.0].fields, bufs.len())?;
+            check_buffer_count(fields, bufs.len())?;
             let key: Vec<usize> = bufs.iter().map(|b| b.0).collect();
             if !self.programs[program.0].bind_groups.contains_key(&key) {
                 let entries = bufs
