@@ -58,12 +58,19 @@ impl Grid {
         b[0] + self.blocks[0] * (b[1] + self.blocks[1] * b[2])
     }
 
+    /// The block along axis `d` holding point `v` (a shift where the tile is a power of two, as
+    /// in the enumerated space: this is in the inner loops of the link search).
+    #[inline]
+    fn block_along(&self, d: usize, v: i64) -> i64 {
+        floor_div(v, self.tile[d])
+    }
+
     /// The blocks along x (first, last; a block of margin each side) whose accesses, at offsets
     /// `reach` along x, can touch points `xlo..=xhi` of a row.
     fn blocks_reaching(&self, xlo: i64, xhi: i64, reach: (i64, i64)) -> (i64, i64) {
         (
-            ((xlo - reach.1).div_euclid(self.tile[0]) - 1).max(0),
-            ((xhi - reach.0).div_euclid(self.tile[0]) + 1).min(self.blocks[0] - 1),
+            (floor_div(xlo - reach.1, self.tile[0]) - 1).max(0),
+            (floor_div(xhi - reach.0, self.tile[0]) + 1).min(self.blocks[0] - 1),
         )
     }
 }
@@ -86,24 +93,22 @@ pub(crate) struct Link {
     pub sectors: f64,
 }
 
-/// What makes links of the same class: all of [`Link`] but its sectors (the shares as bits).
+/// What makes links of the same class within a configuration: the previous access's time
+/// (wave, step, issue position, as [`Clock`] packs them), this access's step and its issue
+/// position (all of [`Link`] but its sectors follows from these).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
 struct LinkClass {
-    m: u32,
-    then: u32,
+    then: i64,
     now: u32,
-    rest: u32,
-    part: u32,
+    ord: u32,
 }
 
 impl LinkClass {
-    /// No class of a link found (the wave distance of a link is far below `u32::MAX`).
+    /// No class of a link found (no previous access is at `i64::MIN`: that marks none).
     const NONE: LinkClass = LinkClass {
-        m: u32::MAX,
-        then: 0,
+        then: i64::MIN,
         now: 0,
-        rest: 0,
-        part: 0,
+        ord: 0,
     };
 }
 
@@ -206,6 +211,9 @@ impl Walk {
         self.pos_mod_sms * issue.per_sm + self.pos_div_sms
     }
 }
+
+/// Entries of the cache of walks (see [`RowPass::walks_at`]).
+const WALK_CACHE: usize = 64;
 
 /// Times of the machine's run `(wave, step, issue position)`, packed into bit fields of an `i64`
 /// so that they compare in that lexicographic order and unpack with shifts, not divisions.
@@ -374,9 +382,9 @@ pub(crate) struct RowPass {
     /// thread loaded is not issued: it is in a register).
     issued: Vec<bool>,
     rows_yz: Vec<(i64, i64)>,
-    yz_acc: Vec<(i64, i64, u32)>,
     /// The distinct blocks of `yz_acc`.
     yz_blocks: Vec<(i64, i64)>,
+    yz_acc: Vec<(i64, i64, u32)>,
     group_acc: Vec<PlaneAccess>,
     events: Vec<Event>,
     ever: Vec<u64>,
@@ -406,6 +414,15 @@ pub(crate) struct RowPass {
     deltas: Vec<i64>,
     /// Re-fetches found by [`RowPass::refetches`].
     pub refetched: Vec<Refetch>,
+    /// The walks of the sampled own positions to neighbours at a launch distance, by the
+    /// distance modulo [`WALK_CACHE`], tagged with the call of [`RowPass::block`] and the
+    /// distance: each costs divisions, and the rows of a block meet the same neighbours.
+    walk_cache: Vec<(u64, i64, [Walk; POSITIONS])>,
+    /// The calls of [`RowPass::block`] so far (the tag of the walk cache).
+    block_calls: u64,
+    /// The sampled own positions of the block in its wave, and their issue positions.
+    own_pos: [i64; POSITIONS],
+    own_ord: [i64; POSITIONS],
 }
 
 /// The touch of access `a` at fold point `f0` along x of the row at `base`, whose fold points
@@ -494,7 +511,8 @@ fn touches(
     sorted: bool,
 ) {
     row_accesses(order, r.plane as usize, acc, at, sh, r.y, r.z);
-    if sorted {
+    // Often already in order (one fold point along y and z touches the row).
+    if sorted && !order.is_sorted() {
         order.sort_unstable();
     }
     touches_of(out, order, plane, acc, at, sh, r);
@@ -541,6 +559,17 @@ fn div_pow2(x: i64, d: i64) -> i64 {
     x >> d.trailing_zeros()
 }
 
+/// `a.div_euclid(b)` for `b > 0`: a shift where `b` is a power of two (tiles, element pitches and
+/// sector counts mostly are; a 64-bit division costs tens of cycles in the link search's loops).
+#[inline]
+fn floor_div(a: i64, b: i64) -> i64 {
+    if b & (b - 1) == 0 {
+        a >> b.trailing_zeros()
+    } else {
+        a.div_euclid(b)
+    }
+}
+
 /// The time offsets, per sampled own position, of a neighbour (`when`).
 #[derive(Debug, Clone, Copy)]
 struct Offsets {
@@ -565,11 +594,11 @@ fn keep_latest(l: &mut Latest, then: u32, nt: &Offsets) {
         return;
     }
     let then = nt.clock.at(0, then as i64, 0);
+    // Branch-free (a conditional move): which neighbour is later is not predictable.
     for j in 0..POSITIONS {
         let t = then + nt.when[j];
-        if t < l.me[j] && t > l.best[j] {
-            l.best[j] = t;
-        }
+        let earlier = if t < l.me[j] { t } else { i64::MIN };
+        l.best[j] = l.best[j].max(earlier);
     }
 }
 
@@ -666,6 +695,14 @@ impl RowPass {
     ) {
         let at = &grid.at(me);
         let (s, line) = (sh.sector, sh.line);
+        self.block_calls += 1;
+        self.own_pos = issue.own_positions();
+        self.own_ord = self.own_pos.map(|p| issue.order(p));
+        if self.walk_cache.is_empty() {
+            let none = Walk::new(0, issue);
+            self.walk_cache
+                .resize(WALK_CACHE, (0, 0, [none; POSITIONS]));
+        }
         let spl = line / s;
         // Links are found on every `stride`-th row, each standing for `stride` rows; where
         // several blocks share them, in groups of `of` such rows, on the `i`-th of each group.
@@ -806,14 +843,13 @@ impl RowPass {
         let wave = issue.wave;
         let base = plane.row_base(r.y, r.z);
         let (xlo, xhi) = (
-            (s0 * s - base).div_euclid(plane.pitch) - 1,
-            ((s0 + ns as i64) * s - base).div_euclid(plane.pitch) + 1,
+            floor_div(s0 * s - base, plane.pitch) - 1,
+            floor_div((s0 + ns as i64) * s - base, plane.pitch) + 1,
         );
-        let own_pos = issue.own_positions();
+        let (own_pos, own_ord) = (self.own_pos, self.own_ord);
         let clock = Clock::new(steps, wave);
         // Own times are `(0, step, issue position)`.
-        let mine: [i64; POSITIONS] =
-            std::array::from_fn(|j| clock.at(0, 0, issue.order(own_pos[j])));
+        let mine: [i64; POSITIONS] = std::array::from_fn(|j| clock.at(0, 0, own_ord[j]));
         self.best.clear();
         self.best.extend(self.first[..ns].iter().map(|&own| Latest {
             me: if own == NONE {
@@ -828,8 +864,8 @@ impl RowPass {
         // x those whose loads can reach the row's sectors.
         self.yz_acc.clear();
         for (ai, a) in acc.iter().enumerate().filter(|(_, a)| a.plane == pi) {
-            let by = (r.y - a.off[1]).div_euclid(grid.tile[1]);
-            let bz = (r.z - a.off[2]).div_euclid(grid.tile[2]);
+            let by = grid.block_along(1, r.y - a.off[1]);
+            let bz = grid.block_along(2, r.z - a.off[2]);
             if (0..grid.blocks[1]).contains(&by) && (0..grid.blocks[2]).contains(&bz) {
                 self.yz_acc.push((by, bz, ai as u32));
             }
@@ -871,12 +907,8 @@ impl RowPass {
                     }),
                 })
             };
-            let walks_at = |bx: i64| -> [Walk; POSITIONS] {
-                let delta = my_id - grid.id([bx, by, bz]);
-                std::array::from_fn(|j| Walk::new(own_pos[j] - delta, issue))
-            };
             let (mut full_lo, mut full_hi) = (bx_lo, bx_hi);
-            let aligned = (tile0 * plane.pitch) % s == 0;
+            let aligned = (tile0 * plane.pitch) & (s - 1) == 0;
             let mut key_hash = 0;
             if aligned {
                 // Full tiles touch the row as the first full tile of the row of blocks does,
@@ -889,10 +921,10 @@ impl RowPass {
                 };
                 key_hash = self.group_key(&group, &at, sh, r);
                 let (g0, pstart, plen) = self.group_first(plane, &group, &at, sh, r, key_hash);
-                let (len, ts) = (plen as i64, tile0 * plane.pitch / s);
-                let k_min = (s0 - len - g0).div_euclid(ts) + 1;
-                let k_max = -(-(s0 + ns as i64 - g0)).div_euclid(ts) - 1;
-                let last_full = if grid.domain[0] % tile0 == 0 {
+                let (len, ts) = (plen as i64, div_pow2(tile0 * plane.pitch, s));
+                let k_min = floor_div(s0 - len - g0, ts) + 1;
+                let k_max = -floor_div(-(s0 + ns as i64 - g0), ts) - 1;
+                let last_full = if grid.blocks[0] * tile0 == grid.domain[0] {
                     grid.blocks[0] - 1
                 } else {
                     grid.blocks[0] - 2
@@ -902,7 +934,7 @@ impl RowPass {
                     (bx_lo + k_max).min(bx_hi).min(last_full),
                 );
                 if lo <= hi {
-                    let mut walks = walks_at(lo);
+                    let mut walks = self.walks_at(my_id - grid.id([lo, by, bz]), &own_pos, issue);
                     for bx in lo..=hi {
                         if let Some(nt) = when_of(&walks, bx) {
                             let g = g0 + (bx - bx_lo) * ts;
@@ -926,7 +958,7 @@ impl RowPass {
             // `(valid extent, start in a sector, first sector - sector of the start, range)`.
             let mut met: [(i64, i64, i64, usize, usize); 8] = [(-1, 0, 0, 0, 0); 8];
             let mut n_met = 0;
-            let mut walks = walks_at(full_lo);
+            let mut walks = self.walks_at(my_id - grid.id([full_lo, by, bz]), &own_pos, issue);
             for bx in full_lo..=full_hi {
                 if let Some(nt) = when_of(&walks, bx) {
                     let at = grid.at([bx, by, bz]);
@@ -951,7 +983,27 @@ impl RowPass {
             }
         }
         self.group_acc = group;
-        self.emit_links(ns, clock, issue, &own_pos, w);
+        self.emit_links(ns, clock, issue, &own_ord, w);
+    }
+
+    /// The walks of the own positions `own_pos` to the neighbour `delta` launches before this
+    /// block (cached per call of [`RowPass::block`]).
+    fn walks_at(
+        &mut self,
+        delta: i64,
+        own_pos: &[i64; POSITIONS],
+        issue: Issue,
+    ) -> [Walk; POSITIONS] {
+        let slot = delta.rem_euclid(WALK_CACHE as i64) as usize;
+        let e = &mut self.walk_cache[slot];
+        if e.0 != self.block_calls || e.1 != delta {
+            *e = (
+                self.block_calls,
+                delta,
+                std::array::from_fn(|j| Walk::new(own_pos[j] - delta, issue)),
+            );
+        }
+        e.2
     }
 
     /// The first step per sector of row `r` of the block at `at`, whose accesses to the row are
@@ -1074,32 +1126,25 @@ impl RowPass {
         ns: usize,
         clock: Clock,
         issue: Issue,
-        own_pos: &[i64; POSITIONS],
+        ords: &[i64; POSITIONS],
         w: f64,
     ) {
         let wave = issue.wave;
         let wj = w / POSITIONS as f64;
-        let parts: [f32; POSITIONS] =
-            std::array::from_fn(|j| issue.order(own_pos[j]) as f32 / wave as f32);
         for k in 0..ns {
             let own = self.first[k];
             if own == NONE {
                 continue;
             }
-            for (j, &part) in parts.iter().enumerate() {
+            for (j, &own_ord) in ords.iter().enumerate() {
                 let b = self.best[k].best[j];
                 if b == i64::MIN {
                     continue;
                 }
-                let (o, then, ord) = clock.parts(b);
-                let (m, then) = ((-o) as u32, then as u32);
-                let rest = (wave - 1 - ord) as f32 / wave as f32;
                 let class = LinkClass {
-                    m,
-                    then,
+                    then: b,
                     now: own,
-                    rest: rest.to_bits(),
-                    part: part.to_bits(),
+                    ord: own_ord as u32,
                 };
                 self.linked += wj;
                 let i = match self.recent[j] {
@@ -1107,12 +1152,13 @@ impl RowPass {
                     _ => {
                         let i = *self.link_index.entry(class).or_insert(self.links.len());
                         if i == self.links.len() {
+                            let (o, then, ord) = clock.parts(b);
                             self.links.push(Link {
-                                m,
-                                then,
+                                m: (-o) as u32,
+                                then: then as u32,
                                 now: own,
-                                rest,
-                                part,
+                                rest: (wave - 1 - ord) as f32 / wave as f32,
+                                part: own_ord as f32 / wave as f32,
                                 sectors: 0.0,
                             });
                         }
@@ -1173,8 +1219,8 @@ impl RowPass {
             // Other blocks writing this row: those one of whose stores lands on it.
             self.rows_yz.clear();
             for a in stores.iter().filter(|a| a.plane == pi) {
-                let by = (r.y - a.off[1]).div_euclid(grid.tile[1]);
-                let bz = (r.z - a.off[2]).div_euclid(grid.tile[2]);
+                let by = grid.block_along(1, r.y - a.off[1]);
+                let bz = grid.block_along(2, r.z - a.off[2]);
                 if (0..grid.blocks[1]).contains(&by)
                     && (0..grid.blocks[2]).contains(&bz)
                     && !self.rows_yz.contains(&(by, bz))
