@@ -116,6 +116,38 @@ impl LinkClass {
 /// evicts the sector in between, it is written to DRAM twice (and, being partly written, read).
 pub(crate) type WritePair = Link;
 
+/// Floor division by a fixed positive divisor through a floating-point reciprocal and one
+/// correction (exact for the magnitudes of launch offsets): a 64-bit division costs tens of
+/// cycles, and the link search divides by the wave and SM counts for every neighbour.
+#[derive(Debug, Clone, Copy)]
+struct FloorDiv {
+    d: i64,
+    inv: f64,
+}
+
+impl FloorDiv {
+    fn new(d: i64) -> FloorDiv {
+        debug_assert!(d > 0);
+        FloorDiv {
+            d,
+            inv: 1.0 / d as f64,
+        }
+    }
+
+    /// `x.div_euclid(d)`.
+    #[inline]
+    fn of(&self, x: i64) -> i64 {
+        let mut q = (x as f64 * self.inv).floor() as i64;
+        if q * self.d > x {
+            q -= 1;
+        } else if (q + 1) * self.d <= x {
+            q += 1;
+        }
+        debug_assert_eq!(q, x.div_euclid(self.d));
+        q
+    }
+}
+
 /// Where the blocks of a wave issue each step: SM by SM, an SM's blocks in launch order (the
 /// order of the cache simulator).
 #[derive(Debug, Clone, Copy)]
@@ -126,6 +158,9 @@ pub(crate) struct Issue {
     pub sms: i64,
     /// Blocks per SM in a wave, rounded up (kept: it is needed per neighbour in the link search).
     per_sm: i64,
+    /// Division by `wave` and by `sms`.
+    by_wave: FloorDiv,
+    by_sms: FloorDiv,
 }
 
 impl Issue {
@@ -134,6 +169,8 @@ impl Issue {
             wave,
             sms,
             per_sm: (wave + sms - 1) / sms,
+            by_wave: FloorDiv::new(wave.max(1)),
+            by_sms: FloorDiv::new(sms.max(1)),
         }
     }
 
@@ -179,12 +216,14 @@ struct Walk {
 
 impl Walk {
     fn new(q: i64, issue: Issue) -> Walk {
-        let pos = q.rem_euclid(issue.wave);
+        let wave = issue.by_wave.of(q);
+        let pos = q - wave * issue.wave;
+        let pos_div_sms = issue.by_sms.of(pos);
         Walk {
-            wave: q.div_euclid(issue.wave),
+            wave,
             pos,
-            pos_mod_sms: pos % issue.sms,
-            pos_div_sms: pos / issue.sms,
+            pos_mod_sms: pos - pos_div_sms * issue.sms,
+            pos_div_sms,
         }
     }
 
@@ -382,9 +421,9 @@ pub(crate) struct RowPass {
     /// thread loaded is not issued: it is in a register).
     issued: Vec<bool>,
     rows_yz: Vec<(i64, i64)>,
-    /// The distinct blocks of `yz_acc`.
-    yz_blocks: Vec<(i64, i64)>,
-    yz_acc: Vec<(i64, i64, u32)>,
+    /// The loads landing on a row, as `(by << 42) | (bz << 21) | index in acc`: grouped by
+    /// block by sorting integers.
+    yz_acc: Vec<u64>,
     group_acc: Vec<PlaneAccess>,
     events: Vec<Event>,
     ever: Vec<u64>,
@@ -862,35 +901,37 @@ impl RowPass {
         let my_id = grid.id(me);
         // The blocks (in y and z) one of whose loads lands on this row, with those loads, and in
         // x those whose loads can reach the row's sectors.
+        // Blocks are packed relative to this one (a few blocks away: the offsets are at most
+        // the stencil's reach), grouped by sorting, each block's loads in slot order (the order
+        // of `acc`): a canonical key (see `group_key`). The links found do not depend on the
+        // order of the neighbours.
+        const BITS: u64 = 21;
+        const MASK: u64 = (1 << BITS) - 1;
+        const BIAS: i64 = 1 << (BITS - 1);
         self.yz_acc.clear();
         for (ai, a) in acc.iter().enumerate().filter(|(_, a)| a.plane == pi) {
             let by = grid.block_along(1, r.y - a.off[1]);
             let bz = grid.block_along(2, r.z - a.off[2]);
             if (0..grid.blocks[1]).contains(&by) && (0..grid.blocks[2]).contains(&bz) {
-                self.yz_acc.push((by, bz, ai as u32));
+                let (dy, dz) = ((by - me[1] + BIAS) as u64, (bz - me[2] + BIAS) as u64);
+                debug_assert!(dy <= MASK && dz <= MASK && (ai as u64) <= MASK);
+                self.yz_acc
+                    .push((dy << (2 * BITS)) | (dz << BITS) | ai as u64);
             }
         }
-        // The blocks in order of first appearance (a few): the links found do not depend on the
-        // order of the neighbours.
-        self.yz_blocks.clear();
-        for &(by, bz, _) in &self.yz_acc {
-            if !self.yz_blocks.contains(&(by, bz)) {
-                self.yz_blocks.push((by, bz));
-            }
-        }
+        self.yz_acc.sort_unstable();
         let (bx_lo, bx_hi) = grid.blocks_reaching(xlo, xhi, reach[0]);
         let mut group = std::mem::take(&mut self.group_acc);
-        for yz in 0..self.yz_blocks.len() {
-            let (by, bz) = self.yz_blocks[yz];
-            // Each block's loads in slot order (the order of `acc`): a canonical key (see
-            // `group_key`).
+        let mut next = 0;
+        while next < self.yz_acc.len() {
+            let block_key = self.yz_acc[next] >> BITS;
+            let by = (block_key >> BITS) as i64 - BIAS + me[1];
+            let bz = (block_key & MASK) as i64 - BIAS + me[2];
             group.clear();
-            group.extend(
-                self.yz_acc
-                    .iter()
-                    .filter(|e| (e.0, e.1) == (by, bz))
-                    .map(|e| acc[e.2 as usize]),
-            );
+            while next < self.yz_acc.len() && self.yz_acc[next] >> BITS == block_key {
+                group.push(acc[(self.yz_acc[next] & MASK) as usize]);
+                next += 1;
+            }
             let tile0 = grid.tile[0];
             // The neighbour at `bx`, or `None` where it is this block or starts a wave or more
             // after it (it cannot be an earlier access); with its time offsets per own position.
