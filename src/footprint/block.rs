@@ -119,6 +119,8 @@ pub(crate) struct BlockScratch {
     zcuts: Vec<i64>,
     cells: Vec<(i64, i64, i64, i64)>,
     plane_cells: Vec<(usize, usize, usize)>,
+    /// Rows of the cells of each entry of `plane_cells`.
+    plane_rows: Vec<i64>,
     rows: Vec<SampledRow>,
     pass: RowPass,
     ws: Vec<f64>,
@@ -469,13 +471,36 @@ impl BlockScratch {
         self.rows.clear();
         self.cells.clear();
         self.plane_cells.clear();
+        // Rows of all regions, and per plane: sums of integers, exact (as the sums of the cells'
+        // rows in `f64` they replace).
+        let mut total_rows = 0i64;
+        self.plane_rows.clear();
         for &(pi, a, b) in &self.plane_regions {
             let start = self.cells.len();
+            let mut plane_rows = 0i64;
+            // The cuts strictly inside each region: regions come z-major, then along y
+            // (`Counter::decompose`), so the search along z is kept while z stays, and a region
+            // starting where the last one ended starts from its end; ends are found by walking
+            // on from the start (over cuts the cells below visit anyway).
+            let mut last_y: Option<(i64, usize)> = None;
+            let mut last_z: Option<((i64, i64), (usize, usize))> = None;
             for &(ya, yb, za, zb) in &self.regions[a..b] {
-                let ys = self.ycuts.partition_point(|v| *v <= ya);
-                let ye = self.ycuts.partition_point(|v| *v < yb);
-                let zs = self.zcuts.partition_point(|v| *v <= za);
-                let ze = self.zcuts.partition_point(|v| *v < zb);
+                plane_rows += (yb - ya) * (zb - za);
+                let ys = match last_y {
+                    Some((end, i)) if end == ya => i + usize::from(self.ycuts.get(i) == Some(&ya)),
+                    _ => self.ycuts.partition_point(|v| *v <= ya),
+                };
+                let ye = ys + self.ycuts[ys..].iter().take_while(|v| **v < yb).count();
+                last_y = Some((yb, ye));
+                let (zs, ze) = match last_z {
+                    Some((z, found)) if z == (za, zb) => found,
+                    _ => {
+                        let zs = self.zcuts.partition_point(|v| *v <= za);
+                        let ze = zs + self.zcuts[zs..].iter().take_while(|v| **v < zb).count();
+                        (zs, ze)
+                    }
+                };
+                last_z = Some(((za, zb), (zs, ze)));
                 let mut z0 = za;
                 for zc in self.zcuts[zs..ze].iter().copied().chain([zb]) {
                     let mut y0 = ya;
@@ -487,6 +512,8 @@ impl BlockScratch {
                 }
             }
             self.plane_cells.push((pi, start, self.cells.len()));
+            self.plane_rows.push(plane_rows);
+            total_rows += plane_rows;
         }
         let cell_rows = |c: &(i64, i64, i64, i64)| ((c.1 - c.0) * (c.3 - c.2)) as f64;
         if self.cells.len() <= budget {
@@ -502,18 +529,18 @@ impl BlockScratch {
             }
             return;
         }
-        let total: f64 = self.cells.iter().map(cell_rows).sum();
-        let mut offset = 0.0;
-        for &(pi, a, b) in &self.plane_cells {
+        let total = total_rows as f64;
+        let mut offset = 0i64;
+        for (&(pi, a, b), &rows) in self.plane_cells.iter().zip(&self.plane_rows) {
             sample_rows(
                 &self.cells[a..b],
                 pi as u32,
                 budget,
                 total,
-                offset,
+                offset as f64,
                 &mut self.rows,
             );
-            offset += self.cells[a..b].iter().map(cell_rows).sum::<f64>();
+            offset += rows;
         }
     }
 
