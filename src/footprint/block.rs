@@ -127,7 +127,7 @@ pub(crate) struct BlockScratch {
     evict: Vec<f64>,
     cum: Vec<f64>,
     step_acc: Vec<f64>,
-    share: Vec<(u32, Vec<f64>)>,
+    share: Vec<LinkTable>,
     bin_of: Vec<u32>,
     /// Whether a re-fetch at a pair of steps hits L2 (per configuration).
     refetch_hits: HashMap<(u32, u32), f64, BuildHasherDefault<IntHasher>>,
@@ -166,7 +166,7 @@ const MAX_BINS: usize = 64;
 /// accesses of a sector) lying entirely inside it. Links are kept per wave distance `m` in 2D
 /// prefix sums over the bins of their two steps.
 struct Window<'a> {
-    tables: &'a mut Vec<(u32, Vec<f64>)>,
+    tables: &'a mut Vec<LinkTable>,
     used: usize,
     cum: &'a [f64],
     steps: usize,
@@ -178,7 +178,7 @@ struct Window<'a> {
 
 impl<'a> Window<'a> {
     fn new(
-        tables: &'a mut Vec<(u32, Vec<f64>)>,
+        tables: &'a mut Vec<LinkTable>,
         cum: &'a [f64],
         steps: usize,
         bins: usize,
@@ -205,40 +205,51 @@ impl<'a> Window<'a> {
     /// Records `w` sectors linked `m` waves apart, at steps `then` and `now`.
     fn add(&mut self, m: u32, then: usize, now: usize, w: f64) {
         let n = self.bins + 1;
-        let t = match self.tables[..self.used].iter().position(|t| t.0 == m) {
+        let t = match self.tables[..self.used].iter().position(|t| t.m == m) {
             Some(t) => t,
             None => {
                 if self.used == self.tables.len() {
-                    self.tables.push((m, Vec::new()));
+                    self.tables.push(LinkTable::default());
                 }
                 let t = &mut self.tables[self.used];
-                t.0 = m;
-                t.1.clear();
-                t.1.resize(n * n, 0.0);
+                t.m = m;
+                t.cells.clear();
+                t.cells.resize(n * n, 0.0);
+                t.band.clear();
+                t.band.resize(n, (usize::MAX, 0));
                 self.used += 1;
                 self.used - 1
             }
         };
-        let (i, j) = (self.bin(then), self.bin(now));
-        self.tables[t].1[(i + 1) * n + j + 1] += w;
+        let (i, j) = (self.bin(then) + 1, self.bin(now) + 1);
+        let t = &mut self.tables[t];
+        t.cells[i * n + j] += w;
+        let band = &mut t.band[i];
+        *band = (band.0.min(j), band.1.max(j));
     }
 
     /// Turns the tables into prefix sums.
     fn finish(&mut self) {
         let n = self.bins + 1;
-        for (_, t) in self.tables[..self.used].iter_mut() {
-            prefix_sums(t, n);
+        for t in self.tables[..self.used].iter_mut() {
+            prefix_sums(&mut t.cells, &t.band, n);
         }
     }
 
-    /// Links of table `t` with the earlier access in steps `[a1, a2)` and the later one in
-    /// `[b1, b2)`.
-    fn links(&self, t: &[f64], a1: usize, a2: usize, b1: usize, b2: usize) -> f64 {
-        if a2 <= a1 || b2 <= b1 {
+    /// The steps `[a, b)` as a range of bins, `None` where empty: the bins of the ranges a call
+    /// of [`Window::distance`] asks about, looked up once for all its tables.
+    fn span(&self, a: usize, b: usize) -> Option<(usize, usize)> {
+        (b > a).then(|| (self.bin(a), self.bin(b)))
+    }
+
+    /// Links of table `t` with the earlier access in steps `then` and the later one in steps
+    /// `now` (spans from [`Window::span`]).
+    #[inline]
+    fn links(&self, t: &[f64], then: Option<(usize, usize)>, now: Option<(usize, usize)>) -> f64 {
+        let (Some((i1, i2)), Some((j1, j2))) = (then, now) else {
             return 0.0;
-        }
+        };
         let n = self.bins + 1;
-        let (i1, i2, j1, j2) = (self.bin(a1), self.bin(a2), self.bin(b1), self.bin(b2));
         t[i2 * n + j2] - t[i1 * n + j2] - t[i2 * n + j1] + t[i1 * n + j1]
     }
 
@@ -258,15 +269,20 @@ impl<'a> Window<'a> {
                 return self.wave * share * step(now);
             }
             let (a, b) = (then + 1, now);
+            let (between, first, last) =
+                (self.span(a, b), self.span(then, a), self.span(now, now + 1));
             let mut inside = 0.0;
-            for (mc, t) in &self.tables[..self.used] {
+            for LinkTable {
+                m: mc, cells: t, ..
+            } in &self.tables[..self.used]
+            {
                 if *mc != 0 {
                     continue;
                 }
-                inside += self.links(t, a, b, a, b)
-                    + rest * self.links(t, then, a, a, b)
-                    + part * self.links(t, a, b, now, now + 1)
-                    + rest * part * self.links(t, then, a, now, now + 1);
+                inside += self.links(t, between, between)
+                    + rest * self.links(t, first, between)
+                    + part * self.links(t, between, last)
+                    + rest * part * self.links(t, first, last);
             }
             rest * step(then) + (c[b] - c[a]) + part * step(now) - inside
         } else {
@@ -279,23 +295,28 @@ impl<'a> Window<'a> {
                 + (m - 1) as f64 * c[k]
                 + c[now]
                 + part * step(now);
+            let (all, after, first) = (self.span(0, k), self.span(tail, k), self.span(then, tail));
+            let (head, last) = (self.span(0, now), self.span(now, now + 1));
             let mut inside = 0.0;
-            for (mc, t) in &self.tables[..self.used] {
+            for LinkTable {
+                m: mc, cells: t, ..
+            } in &self.tables[..self.used]
+            {
                 let mc = *mc;
                 if mc > m {
                     continue;
                 }
                 if mc == m {
-                    inside += self.links(t, tail, k, 0, now)
-                        + rest * self.links(t, then, tail, 0, now)
-                        + part * self.links(t, tail, k, now, now + 1)
-                        + rest * part * self.links(t, then, tail, now, now + 1);
+                    inside += self.links(t, after, head)
+                        + rest * self.links(t, first, head)
+                        + part * self.links(t, after, last)
+                        + rest * part * self.links(t, first, last);
                 } else {
-                    inside += (m - mc - 1) as f64 * self.links(t, 0, k, 0, k)
-                        + self.links(t, tail, k, 0, k)
-                        + rest * self.links(t, then, tail, 0, k)
-                        + self.links(t, 0, k, 0, now)
-                        + part * self.links(t, 0, k, now, now + 1);
+                    inside += (m - mc - 1) as f64 * self.links(t, all, all)
+                        + self.links(t, after, all)
+                        + rest * self.links(t, first, all)
+                        + self.links(t, all, head)
+                        + part * self.links(t, all, last);
                 }
             }
             stream - inside
@@ -304,27 +325,41 @@ impl<'a> Window<'a> {
     }
 }
 
+/// The links of one wave distance `m`, by the bins of their two steps: an `n × n` table (row 0
+/// and column 0 zero, for the prefix sums), and per row the columns its entries were added to.
+#[derive(Debug, Default)]
+struct LinkTable {
+    m: u32,
+    cells: Vec<f64>,
+    /// Per row: the first and last column with an entry (`(usize::MAX, 0)` where none).
+    band: Vec<(usize, usize)>,
+}
+
 /// Turns the `n × n` table `t` (row 0 and column 0 zero) into its 2D prefix sums: running sums
-/// along each row, then each row adds the finished row above. The row sums advance column by
-/// column over all rows (independent chains that overlap in the CPU) and the row additions are
-/// contiguous (vectorised); sums in another order than `t[i-1][j] + t[i][j-1] - t[i-1][j-1]`,
-/// so equal to it up to rounding.
-fn prefix_sums(t: &mut [f64], n: usize) {
-    // Leading rows without entries stay zero (each of their cells would sum zeros).
-    let i0 = (1..n)
-        .find(|&i| t[i * n + 1..(i + 1) * n].iter().any(|v| *v != 0.0))
-        .unwrap_or(n);
-    if i0 == n {
+/// along each row, then each row adds the finished row above. `band` says where a row has
+/// entries: before them its running sum is zero, after them it stays the same, and a zero adds
+/// nothing to the row above, so the sums are those of every cell, added in the same order
+/// (no cell holds `-0.0`, which adding zero would turn into `0.0`).
+fn prefix_sums(t: &mut [f64], band: &[(usize, usize)], n: usize) {
+    // Rows above the first with entries stay zero.
+    let Some(i0) = (1..n).find(|&i| band[i].0 <= band[i].1) else {
         return;
-    }
-    for j in 2..n {
-        for i in i0..n {
-            t[i * n + j] += t[i * n + j - 1];
-        }
-    }
-    for i in i0.max(2)..n {
+    };
+    for i in i0..n {
         let (above, row) = t[(i - 1) * n..(i + 1) * n].split_at_mut(n);
-        for (v, u) in row.iter_mut().zip(above.iter()) {
+        let (first, last) = band[i];
+        if first > last {
+            row.copy_from_slice(above);
+            continue;
+        }
+        let mut sum = row[first];
+        for v in &mut row[first + 1..=last] {
+            sum += *v;
+            *v = sum;
+        }
+        row[last + 1..].fill(sum);
+        row[..first].copy_from_slice(&above[..first]);
+        for (v, u) in row[first..].iter_mut().zip(&above[first..]) {
             *v += u;
         }
     }
