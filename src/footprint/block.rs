@@ -211,21 +211,13 @@ impl<'a> Window<'a> {
                 if self.used == self.tables.len() {
                     self.tables.push(LinkTable::default());
                 }
-                let t = &mut self.tables[self.used];
-                t.m = m;
-                t.cells.clear();
-                t.cells.resize(n * n, 0.0);
-                t.band.clear();
-                t.band.resize(n, (usize::MAX, 0));
+                self.tables[self.used].reset(m, n);
                 self.used += 1;
                 self.used - 1
             }
         };
         let (i, j) = (self.bin(then) + 1, self.bin(now) + 1);
-        let t = &mut self.tables[t];
-        t.cells[i * n + j] += w;
-        let band = &mut t.band[i];
-        *band = (band.0.min(j), band.1.max(j));
+        self.tables[t].add(i, j, w, n);
     }
 
     /// Turns the tables into prefix sums.
@@ -327,24 +319,58 @@ impl<'a> Window<'a> {
 
 /// The links of one wave distance `m`, by the bins of their two steps: an `n × n` table (row 0
 /// and column 0 zero, for the prefix sums), and per row the columns its entries were added to.
+/// Tables are reused from one configuration to the next without clearing: a row's cells are
+/// zeroed as its band of entries reaches them, the others written by [`prefix_sums`].
 #[derive(Debug, Default)]
 struct LinkTable {
     m: u32,
     cells: Vec<f64>,
-    /// Per row: the first and last column with an entry (`(usize::MAX, 0)` where none).
+    /// Per row: the first and last column with an entry (`NO_BAND` where none).
     band: Vec<(usize, usize)>,
+}
+
+/// The band of a row without entries.
+const NO_BAND: (usize, usize) = (usize::MAX, 0);
+
+impl LinkTable {
+    /// Starts an `n × n` table of links `m` waves apart, without entries.
+    fn reset(&mut self, m: u32, n: usize) {
+        self.m = m;
+        self.cells.resize(n * n, 0.0);
+        self.band.clear();
+        self.band.resize(n, NO_BAND);
+    }
+
+    /// Adds `w` at row `i`, column `j`, zeroing the cells the row's band grows over first.
+    fn add(&mut self, i: usize, j: usize, w: f64, n: usize) {
+        let row = &mut self.cells[i * n..(i + 1) * n];
+        let band = &mut self.band[i];
+        let (first, last) = *band;
+        if first > last {
+            row[j] = 0.0;
+            *band = (j, j);
+        } else if j < first {
+            row[j..first].fill(0.0);
+            band.0 = j;
+        } else if j > last {
+            row[last + 1..=j].fill(0.0);
+            band.1 = j;
+        }
+        row[j] += w;
+    }
 }
 
 /// Turns the `n × n` table `t` (row 0 and column 0 zero) into its 2D prefix sums: running sums
 /// along each row, then each row adds the finished row above. `band` says where a row has
 /// entries: before them its running sum is zero, after them it stays the same, and a zero adds
 /// nothing to the row above, so the sums are those of every cell, added in the same order
-/// (no cell holds `-0.0`, which adding zero would turn into `0.0`).
+/// (no cell holds `-0.0`, which adding zero would turn into `0.0`). Every cell outside the bands
+/// is written.
 fn prefix_sums(t: &mut [f64], band: &[(usize, usize)], n: usize) {
-    // Rows above the first with entries stay zero.
-    let Some(i0) = (1..n).find(|&i| band[i].0 <= band[i].1) else {
-        return;
-    };
+    // Rows above the first with entries are zero (the cells are not cleared before the entries
+    // are added, see `LinkTable`).
+    let i0 = (1..n).find(|&i| band[i].0 <= band[i].1).unwrap_or(n);
+    t[..i0 * n].fill(0.0);
     for i in i0..n {
         let (above, row) = t[(i - 1) * n..(i + 1) * n].split_at_mut(n);
         let (first, last) = band[i];
