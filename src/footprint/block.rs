@@ -119,13 +119,15 @@ pub(crate) struct BlockScratch {
     zcuts: Vec<i64>,
     cells: Vec<(i64, i64, i64, i64)>,
     plane_cells: Vec<(usize, usize, usize)>,
+    /// Rows of the cells of each entry of `plane_cells`.
+    plane_rows: Vec<i64>,
     rows: Vec<SampledRow>,
     pass: RowPass,
     ws: Vec<f64>,
     evict: Vec<f64>,
     cum: Vec<f64>,
     step_acc: Vec<f64>,
-    share: Vec<(u32, Vec<f64>)>,
+    share: Vec<LinkTable>,
     bin_of: Vec<u32>,
     /// Whether a re-fetch at a pair of steps hits L2 (per configuration).
     refetch_hits: HashMap<(u32, u32), f64, BuildHasherDefault<IntHasher>>,
@@ -164,7 +166,7 @@ const MAX_BINS: usize = 64;
 /// accesses of a sector) lying entirely inside it. Links are kept per wave distance `m` in 2D
 /// prefix sums over the bins of their two steps.
 struct Window<'a> {
-    tables: &'a mut Vec<(u32, Vec<f64>)>,
+    tables: &'a mut Vec<LinkTable>,
     used: usize,
     cum: &'a [f64],
     steps: usize,
@@ -176,7 +178,7 @@ struct Window<'a> {
 
 impl<'a> Window<'a> {
     fn new(
-        tables: &'a mut Vec<(u32, Vec<f64>)>,
+        tables: &'a mut Vec<LinkTable>,
         cum: &'a [f64],
         steps: usize,
         bins: usize,
@@ -203,40 +205,43 @@ impl<'a> Window<'a> {
     /// Records `w` sectors linked `m` waves apart, at steps `then` and `now`.
     fn add(&mut self, m: u32, then: usize, now: usize, w: f64) {
         let n = self.bins + 1;
-        let t = match self.tables[..self.used].iter().position(|t| t.0 == m) {
+        let t = match self.tables[..self.used].iter().position(|t| t.m == m) {
             Some(t) => t,
             None => {
                 if self.used == self.tables.len() {
-                    self.tables.push((m, Vec::new()));
+                    self.tables.push(LinkTable::default());
                 }
-                let t = &mut self.tables[self.used];
-                t.0 = m;
-                t.1.clear();
-                t.1.resize(n * n, 0.0);
+                self.tables[self.used].reset(m, n);
                 self.used += 1;
                 self.used - 1
             }
         };
-        let (i, j) = (self.bin(then), self.bin(now));
-        self.tables[t].1[(i + 1) * n + j + 1] += w;
+        let (i, j) = (self.bin(then) + 1, self.bin(now) + 1);
+        self.tables[t].add(i, j, w, n);
     }
 
     /// Turns the tables into prefix sums.
     fn finish(&mut self) {
         let n = self.bins + 1;
-        for (_, t) in self.tables[..self.used].iter_mut() {
-            prefix_sums(t, n);
+        for t in self.tables[..self.used].iter_mut() {
+            prefix_sums(&mut t.cells, &t.band, n);
         }
     }
 
-    /// Links of table `t` with the earlier access in steps `[a1, a2)` and the later one in
-    /// `[b1, b2)`.
-    fn links(&self, t: &[f64], a1: usize, a2: usize, b1: usize, b2: usize) -> f64 {
-        if a2 <= a1 || b2 <= b1 {
+    /// The steps `[a, b)` as a range of bins, `None` where empty: the bins of the ranges a call
+    /// of [`Window::distance`] asks about, looked up once for all its tables.
+    fn span(&self, a: usize, b: usize) -> Option<(usize, usize)> {
+        (b > a).then(|| (self.bin(a), self.bin(b)))
+    }
+
+    /// Links of table `t` with the earlier access in steps `then` and the later one in steps
+    /// `now` (spans from [`Window::span`]).
+    #[inline]
+    fn links(&self, t: &[f64], then: Option<(usize, usize)>, now: Option<(usize, usize)>) -> f64 {
+        let (Some((i1, i2)), Some((j1, j2))) = (then, now) else {
             return 0.0;
-        }
+        };
         let n = self.bins + 1;
-        let (i1, i2, j1, j2) = (self.bin(a1), self.bin(a2), self.bin(b1), self.bin(b2));
         t[i2 * n + j2] - t[i1 * n + j2] - t[i2 * n + j1] + t[i1 * n + j1]
     }
 
@@ -256,15 +261,20 @@ impl<'a> Window<'a> {
                 return self.wave * share * step(now);
             }
             let (a, b) = (then + 1, now);
+            let (between, first, last) =
+                (self.span(a, b), self.span(then, a), self.span(now, now + 1));
             let mut inside = 0.0;
-            for (mc, t) in &self.tables[..self.used] {
+            for LinkTable {
+                m: mc, cells: t, ..
+            } in &self.tables[..self.used]
+            {
                 if *mc != 0 {
                     continue;
                 }
-                inside += self.links(t, a, b, a, b)
-                    + rest * self.links(t, then, a, a, b)
-                    + part * self.links(t, a, b, now, now + 1)
-                    + rest * part * self.links(t, then, a, now, now + 1);
+                inside += self.links(t, between, between)
+                    + rest * self.links(t, first, between)
+                    + part * self.links(t, between, last)
+                    + rest * part * self.links(t, first, last);
             }
             rest * step(then) + (c[b] - c[a]) + part * step(now) - inside
         } else {
@@ -277,23 +287,28 @@ impl<'a> Window<'a> {
                 + (m - 1) as f64 * c[k]
                 + c[now]
                 + part * step(now);
+            let (all, after, first) = (self.span(0, k), self.span(tail, k), self.span(then, tail));
+            let (head, last) = (self.span(0, now), self.span(now, now + 1));
             let mut inside = 0.0;
-            for (mc, t) in &self.tables[..self.used] {
+            for LinkTable {
+                m: mc, cells: t, ..
+            } in &self.tables[..self.used]
+            {
                 let mc = *mc;
                 if mc > m {
                     continue;
                 }
                 if mc == m {
-                    inside += self.links(t, tail, k, 0, now)
-                        + rest * self.links(t, then, tail, 0, now)
-                        + part * self.links(t, tail, k, now, now + 1)
-                        + rest * part * self.links(t, then, tail, now, now + 1);
+                    inside += self.links(t, after, head)
+                        + rest * self.links(t, first, head)
+                        + part * self.links(t, after, last)
+                        + rest * part * self.links(t, first, last);
                 } else {
-                    inside += (m - mc - 1) as f64 * self.links(t, 0, k, 0, k)
-                        + self.links(t, tail, k, 0, k)
-                        + rest * self.links(t, then, tail, 0, k)
-                        + self.links(t, 0, k, 0, now)
-                        + part * self.links(t, 0, k, now, now + 1);
+                    inside += (m - mc - 1) as f64 * self.links(t, all, all)
+                        + self.links(t, after, all)
+                        + rest * self.links(t, first, all)
+                        + self.links(t, all, head)
+                        + part * self.links(t, all, last);
                 }
             }
             stream - inside
@@ -302,27 +317,75 @@ impl<'a> Window<'a> {
     }
 }
 
-/// Turns the `n × n` table `t` (row 0 and column 0 zero) into its 2D prefix sums: running sums
-/// along each row, then each row adds the finished row above. The row sums advance column by
-/// column over all rows (independent chains that overlap in the CPU) and the row additions are
-/// contiguous (vectorised); sums in another order than `t[i-1][j] + t[i][j-1] - t[i-1][j-1]`,
-/// so equal to it up to rounding.
-fn prefix_sums(t: &mut [f64], n: usize) {
-    // Leading rows without entries stay zero (each of their cells would sum zeros).
-    let i0 = (1..n)
-        .find(|&i| t[i * n + 1..(i + 1) * n].iter().any(|v| *v != 0.0))
-        .unwrap_or(n);
-    if i0 == n {
-        return;
+/// The links of one wave distance `m`, by the bins of their two steps: an `n × n` table (row 0
+/// and column 0 zero, for the prefix sums), and per row the columns its entries were added to.
+/// Tables are reused from one configuration to the next without clearing: a row's cells are
+/// zeroed as its band of entries reaches them, the others written by [`prefix_sums`].
+#[derive(Debug, Default)]
+struct LinkTable {
+    m: u32,
+    cells: Vec<f64>,
+    /// Per row: the first and last column with an entry (`NO_BAND` where none).
+    band: Vec<(usize, usize)>,
+}
+
+/// The band of a row without entries.
+const NO_BAND: (usize, usize) = (usize::MAX, 0);
+
+impl LinkTable {
+    /// Starts an `n × n` table of links `m` waves apart, without entries.
+    fn reset(&mut self, m: u32, n: usize) {
+        self.m = m;
+        self.cells.resize(n * n, 0.0);
+        self.band.clear();
+        self.band.resize(n, NO_BAND);
     }
-    for j in 2..n {
-        for i in i0..n {
-            t[i * n + j] += t[i * n + j - 1];
+
+    /// Adds `w` at row `i`, column `j`, zeroing the cells the row's band grows over first.
+    fn add(&mut self, i: usize, j: usize, w: f64, n: usize) {
+        let row = &mut self.cells[i * n..(i + 1) * n];
+        let band = &mut self.band[i];
+        let (first, last) = *band;
+        if first > last {
+            row[j] = 0.0;
+            *band = (j, j);
+        } else if j < first {
+            row[j..first].fill(0.0);
+            band.0 = j;
+        } else if j > last {
+            row[last + 1..=j].fill(0.0);
+            band.1 = j;
         }
+        row[j] += w;
     }
-    for i in i0.max(2)..n {
+}
+
+/// Turns the `n × n` table `t` (row 0 and column 0 zero) into its 2D prefix sums: running sums
+/// along each row, then each row adds the finished row above. `band` says where a row has
+/// entries: before them its running sum is zero, after them it stays the same, and a zero adds
+/// nothing to the row above, so the sums are those of every cell, added in the same order
+/// (no cell holds `-0.0`, which adding zero would turn into `0.0`). Every cell outside the bands
+/// is written.
+fn prefix_sums(t: &mut [f64], band: &[(usize, usize)], n: usize) {
+    // Rows above the first with entries are zero (the cells are not cleared before the entries
+    // are added, see `LinkTable`).
+    let i0 = (1..n).find(|&i| band[i].0 <= band[i].1).unwrap_or(n);
+    t[..i0 * n].fill(0.0);
+    for i in i0..n {
         let (above, row) = t[(i - 1) * n..(i + 1) * n].split_at_mut(n);
-        for (v, u) in row.iter_mut().zip(above.iter()) {
+        let (first, last) = band[i];
+        if first > last {
+            row.copy_from_slice(above);
+            continue;
+        }
+        let mut sum = row[first];
+        for v in &mut row[first + 1..=last] {
+            sum += *v;
+            *v = sum;
+        }
+        row[last + 1..].fill(sum);
+        row[..first].copy_from_slice(&above[..first]);
+        for (v, u) in row[first..].iter_mut().zip(&above[first..]) {
             *v += u;
         }
     }
@@ -469,13 +532,36 @@ impl BlockScratch {
         self.rows.clear();
         self.cells.clear();
         self.plane_cells.clear();
+        // Rows of all regions, and per plane: sums of integers, exact (as the sums of the cells'
+        // rows in `f64` they replace).
+        let mut total_rows = 0i64;
+        self.plane_rows.clear();
         for &(pi, a, b) in &self.plane_regions {
             let start = self.cells.len();
+            let mut plane_rows = 0i64;
+            // The cuts strictly inside each region: regions come z-major, then along y
+            // (`Counter::decompose`), so the search along z is kept while z stays, and a region
+            // starting where the last one ended starts from its end; ends are found by walking
+            // on from the start (over cuts the cells below visit anyway).
+            let mut last_y: Option<(i64, usize)> = None;
+            let mut last_z: Option<((i64, i64), (usize, usize))> = None;
             for &(ya, yb, za, zb) in &self.regions[a..b] {
-                let ys = self.ycuts.partition_point(|v| *v <= ya);
-                let ye = self.ycuts.partition_point(|v| *v < yb);
-                let zs = self.zcuts.partition_point(|v| *v <= za);
-                let ze = self.zcuts.partition_point(|v| *v < zb);
+                plane_rows += (yb - ya) * (zb - za);
+                let ys = match last_y {
+                    Some((end, i)) if end == ya => i + usize::from(self.ycuts.get(i) == Some(&ya)),
+                    _ => self.ycuts.partition_point(|v| *v <= ya),
+                };
+                let ye = ys + self.ycuts[ys..].iter().take_while(|v| **v < yb).count();
+                last_y = Some((yb, ye));
+                let (zs, ze) = match last_z {
+                    Some((z, found)) if z == (za, zb) => found,
+                    _ => {
+                        let zs = self.zcuts.partition_point(|v| *v <= za);
+                        let ze = zs + self.zcuts[zs..].iter().take_while(|v| **v < zb).count();
+                        (zs, ze)
+                    }
+                };
+                last_z = Some(((za, zb), (zs, ze)));
                 let mut z0 = za;
                 for zc in self.zcuts[zs..ze].iter().copied().chain([zb]) {
                     let mut y0 = ya;
@@ -487,6 +573,8 @@ impl BlockScratch {
                 }
             }
             self.plane_cells.push((pi, start, self.cells.len()));
+            self.plane_rows.push(plane_rows);
+            total_rows += plane_rows;
         }
         let cell_rows = |c: &(i64, i64, i64, i64)| ((c.1 - c.0) * (c.3 - c.2)) as f64;
         if self.cells.len() <= budget {
@@ -502,18 +590,18 @@ impl BlockScratch {
             }
             return;
         }
-        let total: f64 = self.cells.iter().map(cell_rows).sum();
-        let mut offset = 0.0;
-        for &(pi, a, b) in &self.plane_cells {
+        let total = total_rows as f64;
+        let mut offset = 0i64;
+        for (&(pi, a, b), &rows) in self.plane_cells.iter().zip(&self.plane_rows) {
             sample_rows(
                 &self.cells[a..b],
                 pi as u32,
                 budget,
                 total,
-                offset,
+                offset as f64,
                 &mut self.rows,
             );
-            offset += self.cells[a..b].iter().map(cell_rows).sum::<f64>();
+            offset += rows;
         }
     }
 

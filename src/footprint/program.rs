@@ -115,15 +115,18 @@ impl MemoryProgram {
             return Err(FootprintError::NoAccesses);
         }
         let sharing = LoadSharing::new(kernel, &layouts, config, domain);
+        // The sharing slot of every load instruction, looked up once rather than per fold point.
+        let slots: Vec<Option<usize>> = instructions
+            .iter()
+            .map(|ins| match ins.kind {
+                AccessKind::Load => sharing.slot(&ins.access),
+                AccessKind::Store => None,
+            })
+            .collect();
         let mut issued = Vec::with_capacity(sharing.points.len() * instructions.len());
         for p in 0..sharing.points.len() {
-            for ins in &instructions {
-                issued.push(match ins.kind {
-                    AccessKind::Load => sharing
-                        .slot(&ins.access)
-                        .is_none_or(|s| sharing.source(p, s).is_none()),
-                    AccessKind::Store => true,
-                });
+            for slot in &slots {
+                issued.push(slot.is_none_or(|s| sharing.source(p, s).is_none()));
             }
         }
         Ok(MemoryProgram {

@@ -50,6 +50,49 @@ pub(crate) struct WarpScratch {
     /// Per instruction of the field: address constant, kind and index in the program.
     instr: Vec<(i64, AccessKind, usize)>,
     words: Vec<i64>,
+    /// Per fold point (from `fold_at[fi]` to `fold_at[fi + 1]`): the field's instructions issued
+    /// there as `(kind, residue, count)`: their address constants plus the fold point's offset,
+    /// modulo the line; kind 0 loads, 1 stores.
+    fold_residues: Vec<(usize, usize, f64)>,
+    fold_at: Vec<usize>,
+    /// The same over all fold points.
+    all_residues: Vec<(usize, usize, f64)>,
+    residue_counts: ResidueCounts,
+}
+
+/// Instruction counts by kind and residue modulo the line, listing the entries it makes non-zero.
+#[derive(Debug, Default)]
+struct ResidueCounts {
+    /// Per `kind · line + residue`.
+    counts: Vec<f64>,
+    touched: Vec<usize>,
+}
+
+impl ResidueCounts {
+    /// Zero counts for lines of `line` bytes.
+    fn reset(&mut self, line: usize) {
+        self.counts.clear();
+        self.counts.resize(2 * line, 0.0);
+        self.touched.clear();
+    }
+
+    /// Adds `n` instructions of kind `k` at `residue`.
+    fn add(&mut self, k: usize, residue: usize, n: f64, line: usize) {
+        let i = k * line + residue;
+        if self.counts[i] == 0.0 {
+            self.touched.push(i);
+        }
+        self.counts[i] += n;
+    }
+
+    /// Moves the non-zero counts to `out` as `(kind, residue, count)`, leaving all counts zero.
+    fn drain_into(&mut self, out: &mut Vec<(usize, usize, f64)>, line: usize) {
+        for &i in &self.touched {
+            out.push((i / line, i % line, self.counts[i]));
+            self.counts[i] = 0.0;
+        }
+        self.touched.clear();
+    }
 }
 
 impl WarpScratch {
@@ -193,6 +236,32 @@ impl WarpScratch {
                         .sum::<i64>(),
                 );
             }
+            // The residues of the instructions issued at each fold point, and over all of them:
+            // the same for every warp and size class, so counted once (every count is a whole
+            // number, so adding it at once sums exactly what adding its ones did).
+            let mask = line as i64 - 1;
+            self.residue_counts.reset(line);
+            self.fold_residues.clear();
+            self.fold_at.clear();
+            for (fi, off) in self.fold_off.iter().enumerate() {
+                self.fold_at.push(self.fold_residues.len());
+                for &(c, kind, n) in &self.instr {
+                    if prog.issues(fi, n) {
+                        // `line` is a power of two: the mask is the Euclidean remainder.
+                        let r = ((off + c) & mask) as usize;
+                        let k = usize::from(kind == AccessKind::Store);
+                        self.residue_counts.add(k, r, 1.0, line);
+                    }
+                }
+                self.residue_counts
+                    .drain_into(&mut self.fold_residues, line);
+            }
+            self.fold_at.push(self.fold_residues.len());
+            for &(k, r, n) in &self.fold_residues {
+                self.residue_counts.add(k, r, n, line);
+            }
+            self.all_residues.clear();
+            self.residue_counts.drain_into(&mut self.all_residues, line);
             for class in 0..8 {
                 let Some(ext) = classes.extent(class) else {
                     continue;
@@ -209,38 +278,38 @@ impl WarpScratch {
                 let full = ext == classes.tile;
                 for w in 0..nwarps {
                     let lanes = w * p.warp_size..((w + 1) * p.warp_size).min(threads);
-                    let mut shape_and_base = None;
+                    if full {
+                        // Every lane is active at every fold point: one shape, at the same base
+                        // plus each fold point's offset (in the residues).
+                        self.offs.clear();
+                        self.offs.extend(lanes.map(|l| self.lane_off[l]));
+                        self.offs.sort_unstable();
+                        let sid = self.intern(elem, line);
+                        let (g0, b0) = (2 * line * sid, self.offs[0]);
+                        for &(k, r, n) in &self.all_residues {
+                            self.g[g0 + k * line + ((b0 + r as i64) & mask) as usize] += n;
+                        }
+                        continue;
+                    }
                     for (fi, f) in folds.iter().enumerate() {
-                        let (sid, base) = match shape_and_base {
-                            Some((sid, b0)) if full => (sid, b0 + self.fold_off[fi]),
-                            _ => {
-                                self.offs.clear();
-                                for l in lanes.clone() {
-                                    let t = self.lanes[l];
-                                    if (0..3).all(|d| t[d] + f[d] * cfg.block[d] < ext[d]) {
-                                        self.offs.push(self.lane_off[l]);
-                                    }
-                                }
-                                if self.offs.is_empty() {
-                                    continue;
-                                }
-                                self.offs.sort_unstable();
-                                let sid = self.intern(elem, line);
-                                // Lane offsets exclude the fold point's: add it here.
-                                let b0 = self.offs[0];
-                                shape_and_base = Some((sid, b0));
-                                (sid, b0 + self.fold_off[fi])
+                        self.offs.clear();
+                        for l in lanes.clone() {
+                            let t = self.lanes[l];
+                            if (0..3).all(|d| t[d] + f[d] * cfg.block[d] < ext[d]) {
+                                self.offs.push(self.lane_off[l]);
                             }
-                        };
-                        let g0 = 2 * line * sid;
-                        for &(c, kind, n) in &self.instr {
-                            if !prog.issues(fi, n) {
-                                continue;
-                            }
-                            // `line` is a power of two: the mask is the Euclidean remainder.
-                            let r = ((base + c) & (line as i64 - 1)) as usize;
-                            let k = usize::from(kind == AccessKind::Store);
-                            self.g[g0 + k * line + r] += 1.0;
+                        }
+                        if self.offs.is_empty() {
+                            continue;
+                        }
+                        self.offs.sort_unstable();
+                        let sid = self.intern(elem, line);
+                        // Lane offsets exclude the fold point's: the residues hold it.
+                        let (g0, b0) = (2 * line * sid, self.offs[0]);
+                        for &(k, r, n) in
+                            &self.fold_residues[self.fold_at[fi]..self.fold_at[fi + 1]]
+                        {
+                            self.g[g0 + k * line + ((b0 + r as i64) & mask) as usize] += n;
                         }
                     }
                 }

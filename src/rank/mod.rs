@@ -8,6 +8,7 @@ use crate::machine::MachineModel;
 use crate::model::{capped, predict, KernelRegisters, Prediction, MAX_REGISTERS};
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
+use std::sync::Mutex;
 
 /// The JSON format name and version of a ranking.
 pub const RANKING_FORMAT: &str = "stencilscope-ranking";
@@ -242,12 +243,31 @@ pub fn rank_configs(
 ) -> Result<Ranking, RankError> {
     check_inputs(kernel, domain)?;
     let regs = KernelRegisters::new(kernel);
-    // One estimator per worker: its buffers and the grid-wide unions (the same for every
-    // configuration) are reused.
+    // One estimator per worker thread for the whole ranking: its buffers and caches (the
+    // grid-wide unions, the totals per tile, the row patterns) serve every configuration the
+    // thread evaluates (`map_init` would start afresh for every piece of the split work: dozens
+    // with two threads). A worker evaluates one configuration at a time, so its estimator is
+    // free; were it not, a fresh one does.
+    let estimators: Vec<Mutex<Estimator>> = (0..rayon::current_num_threads())
+        .map(|_| Mutex::default())
+        .collect();
     let outcomes: Vec<(LaunchConfig, Result<Prediction, Illegal>)> = space
         .par_iter()
-        .map_init(Estimator::default, |est, c| {
-            evaluate_one(est, &regs, kernel, domain, machine, c, opts).map(|o| (*c, o))
+        .map(|c| {
+            let worker = rayon::current_thread_index().unwrap_or(0) % estimators.len();
+            let outcome = match estimators[worker].try_lock() {
+                Ok(mut est) => evaluate_one(&mut est, &regs, kernel, domain, machine, c, opts),
+                Err(_) => evaluate_one(
+                    &mut Estimator::default(),
+                    &regs,
+                    kernel,
+                    domain,
+                    machine,
+                    c,
+                    opts,
+                ),
+            };
+            outcome.map(|o| (*c, o))
         })
         .collect::<Result<_, _>>()?;
     let mut ranked = Vec::new();
