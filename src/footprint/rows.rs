@@ -137,10 +137,12 @@ impl FloorDiv {
     /// `x.div_euclid(d)`.
     #[inline]
     fn of(&self, x: i64) -> i64 {
-        let mut q = (x as f64 * self.inv).floor() as i64;
-        if q * self.d > x {
+        // Truncated (no call to `floor`), so one or two steps off for negative `x`.
+        let mut q = (x as f64 * self.inv) as i64;
+        while q * self.d > x {
             q -= 1;
-        } else if (q + 1) * self.d <= x {
+        }
+        while (q + 1) * self.d <= x {
             q += 1;
         }
         debug_assert_eq!(q, x.div_euclid(self.d));
@@ -421,9 +423,10 @@ pub(crate) struct RowPass {
     /// thread loaded is not issued: it is in a register).
     issued: Vec<bool>,
     rows_yz: Vec<(i64, i64)>,
-    /// The loads landing on a row, as `(by << 42) | (bz << 21) | index in acc`: grouped by
-    /// block by sorting integers.
-    yz_acc: Vec<u64>,
+    /// The loads landing on a row: their block (see [`RowPass::link_row`]) and index in `acc`.
+    yz_acc: Vec<(u64, u32)>,
+    /// The distinct blocks of `yz_acc`.
+    yz_blocks: Vec<u64>,
     group_acc: Vec<PlaneAccess>,
     events: Vec<Event>,
     ever: Vec<u64>,
@@ -902,36 +905,38 @@ impl RowPass {
         // The blocks (in y and z) one of whose loads lands on this row, with those loads, and in
         // x those whose loads can reach the row's sectors.
         // Blocks are packed relative to this one (a few blocks away: the offsets are at most
-        // the stencil's reach), grouped by sorting, each block's loads in slot order (the order
-        // of `acc`): a canonical key (see `group_key`). The links found do not depend on the
-        // order of the neighbours.
-        const BITS: u64 = 21;
-        const MASK: u64 = (1 << BITS) - 1;
+        // the stencil's reach) into one integer per load; each block's loads in slot order (the
+        // order of `acc`): a canonical key (see `group_key`). The links found do not depend on
+        // the order of the neighbours.
+        const BITS: u64 = 32;
         const BIAS: i64 = 1 << (BITS - 1);
         self.yz_acc.clear();
+        self.yz_blocks.clear();
         for (ai, a) in acc.iter().enumerate().filter(|(_, a)| a.plane == pi) {
             let by = grid.block_along(1, r.y - a.off[1]);
             let bz = grid.block_along(2, r.z - a.off[2]);
             if (0..grid.blocks[1]).contains(&by) && (0..grid.blocks[2]).contains(&bz) {
                 let (dy, dz) = ((by - me[1] + BIAS) as u64, (bz - me[2] + BIAS) as u64);
-                debug_assert!(dy <= MASK && dz <= MASK && (ai as u64) <= MASK);
-                self.yz_acc
-                    .push((dy << (2 * BITS)) | (dz << BITS) | ai as u64);
+                let key = (dy << BITS) | dz;
+                self.yz_acc.push((key, ai as u32));
+                if !self.yz_blocks.contains(&key) {
+                    self.yz_blocks.push(key);
+                }
             }
         }
-        self.yz_acc.sort_unstable();
         let (bx_lo, bx_hi) = grid.blocks_reaching(xlo, xhi, reach[0]);
         let mut group = std::mem::take(&mut self.group_acc);
-        let mut next = 0;
-        while next < self.yz_acc.len() {
-            let block_key = self.yz_acc[next] >> BITS;
-            let by = (block_key >> BITS) as i64 - BIAS + me[1];
-            let bz = (block_key & MASK) as i64 - BIAS + me[2];
+        for yz in 0..self.yz_blocks.len() {
+            let key = self.yz_blocks[yz];
+            let by = (key >> BITS) as i64 - BIAS + me[1];
+            let bz = (key & ((1 << BITS) - 1)) as i64 - BIAS + me[2];
             group.clear();
-            while next < self.yz_acc.len() && self.yz_acc[next] >> BITS == block_key {
-                group.push(acc[(self.yz_acc[next] & MASK) as usize]);
-                next += 1;
-            }
+            group.extend(
+                self.yz_acc
+                    .iter()
+                    .filter(|e| e.0 == key)
+                    .map(|e| acc[e.1 as usize]),
+            );
             let tile0 = grid.tile[0];
             // The neighbour at `bx`, or `None` where it is this block or starts a wave or more
             // after it (it cannot be an earlier access); with its time offsets per own position.
