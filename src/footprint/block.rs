@@ -169,6 +169,8 @@ const MAX_BINS: usize = 64;
 struct Window<'a> {
     tables: &'a mut Vec<LinkTable>,
     used: usize,
+    /// The table of the links within a wave (`m` = 0), once finished.
+    zero_links: Option<usize>,
     cum: &'a [f64],
     steps: usize,
     bins: usize,
@@ -191,6 +193,7 @@ impl<'a> Window<'a> {
         Window {
             tables,
             used: 0,
+            zero_links: None,
             cum,
             steps,
             bins,
@@ -224,8 +227,11 @@ impl<'a> Window<'a> {
     /// Turns the tables into prefix sums.
     fn finish(&mut self) {
         let n = self.bins + 1;
-        for t in self.tables[..self.used].iter_mut() {
+        for (i, t) in self.tables[..self.used].iter_mut().enumerate() {
             prefix_sums(&mut t.cells, &t.band, n);
+            if t.m == 0 {
+                self.zero_links = Some(i);
+            }
         }
     }
 
@@ -265,13 +271,9 @@ impl<'a> Window<'a> {
             let (between, first, last) =
                 (self.span(a, b), self.span(then, a), self.span(now, now + 1));
             let mut inside = 0.0;
-            for LinkTable {
-                m: mc, cells: t, ..
-            } in &self.tables[..self.used]
-            {
-                if *mc != 0 {
-                    continue;
-                }
+            // Only the links within a wave lie inside.
+            if let Some(t) = self.zero_links {
+                let t = &self.tables[t].cells;
                 inside += self.links(t, between, between)
                     + rest * self.links(t, first, between)
                     + part * self.links(t, between, last)
