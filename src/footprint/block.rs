@@ -131,7 +131,8 @@ pub(crate) struct BlockScratch {
     bin_of: Vec<u32>,
     /// Whether a re-fetch at a pair of steps hits L2 (per configuration).
     refetch_hits: HashMap<(u32, u32), f64, BuildHasherDefault<IntHasher>>,
-    offs: Vec<i64>,
+    /// Starts of the cuts within a tile and their tile, `(ρ, q)` (see `cuts`).
+    starts: Vec<(i64, i64)>,
 }
 
 /// Blocks sharing an SM with a block, on average over blocks: a full wave fills every SM; a grid
@@ -168,6 +169,8 @@ const MAX_BINS: usize = 64;
 struct Window<'a> {
     tables: &'a mut Vec<LinkTable>,
     used: usize,
+    /// The table of the links within a wave (`m` = 0), once finished.
+    zero_links: Option<usize>,
     cum: &'a [f64],
     steps: usize,
     bins: usize,
@@ -190,6 +193,7 @@ impl<'a> Window<'a> {
         Window {
             tables,
             used: 0,
+            zero_links: None,
             cum,
             steps,
             bins,
@@ -223,8 +227,11 @@ impl<'a> Window<'a> {
     /// Turns the tables into prefix sums.
     fn finish(&mut self) {
         let n = self.bins + 1;
-        for t in self.tables[..self.used].iter_mut() {
+        for (i, t) in self.tables[..self.used].iter_mut().enumerate() {
             prefix_sums(&mut t.cells, &t.band, n);
+            if t.m == 0 {
+                self.zero_links = Some(i);
+            }
         }
     }
 
@@ -264,13 +271,9 @@ impl<'a> Window<'a> {
             let (between, first, last) =
                 (self.span(a, b), self.span(then, a), self.span(now, now + 1));
             let mut inside = 0.0;
-            for LinkTable {
-                m: mc, cells: t, ..
-            } in &self.tables[..self.used]
-            {
-                if *mc != 0 {
-                    continue;
-                }
+            // Only the links within a wave lie inside.
+            if let Some(t) = self.zero_links {
+                let t = &self.tables[t].cells;
                 inside += self.links(t, between, between)
                     + rest * self.links(t, first, between)
                     + part * self.links(t, between, last)
@@ -507,21 +510,31 @@ impl BlockScratch {
             cuts.clear();
             let span = self.reach[d].1 - self.reach[d].0 + at.ext[d];
             let r = span / tile[d] + 1;
-            // Loads with the same offset along `d` give the same cuts.
-            self.offs.clear();
-            self.offs.extend(self.loads.iter().map(|a| a.off[d]));
-            self.offs.sort_unstable();
-            self.offs.dedup();
-            for &off in &self.offs {
+            // The cuts are `origin + a + k·tile` for `k` in `-r..=r` and every start `a`: a load's
+            // offset plus the start of a fold point's sub-tile (or the block's end). With
+            // `a = q·tile + ρ`, the cuts of tile `Q = q + k` are `Q·tile + ρ`: tile by tile in the
+            // order of `ρ`, so they are generated sorted and distinct rather than sorted.
+            self.starts.clear();
+            for a in &self.loads {
                 for j in 0..=fold[d] {
-                    let v = at.origin[d] + off + (j * block[d]).min(at.ext[d]);
-                    for k in -r..=r {
-                        cuts.push(v + k * tile[d]);
+                    let start = a.off[d] + (j * block[d]).min(at.ext[d]);
+                    self.starts
+                        .push((start.rem_euclid(tile[d]), start.div_euclid(tile[d])));
+                }
+            }
+            self.starts.sort_unstable();
+            self.starts.dedup();
+            let q_lo = self.starts.iter().map(|s| s.1).min().unwrap_or(0);
+            let q_hi = self.starts.iter().map(|s| s.1).max().unwrap_or(-1);
+            for q_cut in q_lo - r..=q_hi + r {
+                let mut last = None;
+                for &(rho, q) in &self.starts {
+                    if (q_cut - q).abs() <= r && last != Some(rho) {
+                        cuts.push(at.origin[d] + q_cut * tile[d] + rho);
+                        last = Some(rho);
                     }
                 }
             }
-            cuts.sort_unstable();
-            cuts.dedup();
         }
     }
 
@@ -942,11 +955,13 @@ impl BlockScratch {
         let points = cfg.points_per_thread();
         self.step_acc.clear();
         self.step_acc.resize(steps, 0.0);
-        for (k, v) in self.step_acc.iter_mut().enumerate() {
+        // Steps run through the instructions in turn.
+        let kinds = prog.instructions.iter().map(|i| i.kind).cycle();
+        for ((k, v), kind) in self.step_acc.iter_mut().enumerate().zip(kinds) {
             if first_total > 0.0 {
                 *v += self.pass.first_touch[k] / first_total * avg_loads;
             }
-            if prog.instructions[k % sh.slots as usize].kind == AccessKind::Store {
+            if kind == AccessKind::Store {
                 *v += avg_stores / (points * store_slots) as f64;
             }
         }

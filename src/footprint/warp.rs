@@ -129,8 +129,8 @@ impl WarpScratch {
         if self.tables[t + r] == u32::MAX {
             let sh = self.shapes[s];
             let data = &self.shape_data[sh.start..sh.start + sh.len];
-            let sectors = distinct_units(data, r as i64, p.sector_bytes as i64);
-            let lines = distinct_units(data, r as i64, line as i64);
+            let sectors = distinct_units(data, r as i64, p.sector_bytes);
+            let lines = distinct_units(data, r as i64, line);
             let banks = bank_passes(data.iter().map(|o| r as i64 + o), sh.elem, &mut self.words);
             self.tables[t + r] = sectors;
             self.tables[t + line + r] = banks;
@@ -356,13 +356,15 @@ impl WarpScratch {
     }
 }
 
-/// Distinct `unit`-byte units (sectors, lines) the ascending byte offsets `data`, shifted by `r`,
-/// fall in.
-fn distinct_units(data: &[i64], r: i64, unit: i64) -> u32 {
+/// Distinct `unit`-byte units (sectors, lines; a power of two) the ascending byte offsets `data`
+/// (not negative), shifted by `r` (not negative), fall in.
+fn distinct_units(data: &[i64], r: i64, unit: usize) -> u32 {
+    // A shift, not a division (the divisor is not known to be a power of two where it is used).
+    let shift = unit.trailing_zeros();
     let mut n = 0u32;
     let mut last = i64::MIN;
     for o in data {
-        let u = (r + o) / unit;
+        let u = (r + o) >> shift;
         if u != last {
             n += 1;
             last = u;

@@ -124,21 +124,25 @@ fn peak_carried(sh: &LoadSharing) -> usize {
     if slots == 0 {
         return 0;
     }
-    // Last fold point reading each issued load.
-    let mut last: Vec<usize> = (0..points * slots).map(|i| i / slots).collect();
-    for (i, src) in sh.source.iter().enumerate() {
-        if let Some((q, s)) = src {
+    // Last fold point reading each issued load (by point and slot, as `source`; walked point by
+    // point rather than dividing each index by the slots).
+    let mut last: Vec<usize> = (0..points)
+        .flat_map(|p| std::iter::repeat_n(p, slots))
+        .collect();
+    for (p, sources) in sh.source.chunks(slots).enumerate() {
+        for (q, s) in sources.iter().flatten() {
             let l = &mut last[q * slots + s];
-            *l = (*l).max(i / slots);
+            *l = (*l).max(p);
         }
     }
     // Live after point p: issued at or before p, read after p (a difference array over points).
     let mut delta = vec![0isize; points + 1];
-    for (i, src) in sh.source.iter().enumerate() {
-        let p = i / slots;
-        if src.is_none() && last[i] > p {
-            delta[p] += 1;
-            delta[last[i]] -= 1;
+    for (p, (sources, lasts)) in sh.source.chunks(slots).zip(last.chunks(slots)).enumerate() {
+        for (src, &l) in sources.iter().zip(lasts) {
+            if src.is_none() && l > p {
+                delta[p] += 1;
+                delta[l] -= 1;
+            }
         }
     }
     let mut live = 0isize;
