@@ -37,8 +37,18 @@ impl LoadSharing {
         config: &LaunchConfig,
         domain: &Domain,
     ) -> LoadSharing {
+        LoadSharing::of_accesses(&kernel.accesses(), layouts, config, domain)
+    }
+
+    /// As [`LoadSharing::new`], for the kernel's accesses listed already ([`Kernel::accesses`]).
+    pub fn of_accesses(
+        accesses: &[(Access, AccessKind)],
+        layouts: &[FieldLayout],
+        config: &LaunchConfig,
+        domain: &Domain,
+    ) -> LoadSharing {
         let mut loads: Vec<Access> = Vec::new();
-        for (a, kind) in kernel.accesses() {
+        for &(a, kind) in accesses {
             if kind == AccessKind::Load && !loads.contains(&a) {
                 loads.push(a);
             }

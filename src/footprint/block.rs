@@ -228,7 +228,7 @@ impl<'a> Window<'a> {
     fn finish(&mut self) {
         let n = self.bins + 1;
         for (i, t) in self.tables[..self.used].iter_mut().enumerate() {
-            prefix_sums(&mut t.cells, &t.band, n);
+            t.zero_rows = prefix_sums(&mut t.cells, &t.band, n, t.zero_rows);
             if t.m == 0 {
                 self.zero_links = Some(i);
             }
@@ -330,6 +330,10 @@ struct LinkTable {
     cells: Vec<f64>,
     /// Per row: the first and last column with an entry (`NO_BAND` where none).
     band: Vec<(usize, usize)>,
+    /// The side `n` of the table as the cells are laid out now.
+    n: usize,
+    /// Leading rows known to be zero (rows above the first with entries, last time).
+    zero_rows: usize,
 }
 
 /// The band of a row without entries.
@@ -339,6 +343,11 @@ impl LinkTable {
     /// Starts an `n × n` table of links `m` waves apart, without entries.
     fn reset(&mut self, m: u32, n: usize) {
         self.m = m;
+        if self.n != n {
+            // Rows of another side: nothing is known to be zero.
+            self.n = n;
+            self.zero_rows = 0;
+        }
         self.cells.resize(n * n, 0.0);
         self.band.clear();
         self.band.resize(n, NO_BAND);
@@ -368,12 +377,15 @@ impl LinkTable {
 /// entries: before them its running sum is zero, after them it stays the same, and a zero adds
 /// nothing to the row above, so the sums are those of every cell, added in the same order
 /// (no cell holds `-0.0`, which adding zero would turn into `0.0`). Every cell outside the bands
-/// is written.
-fn prefix_sums(t: &mut [f64], band: &[(usize, usize)], n: usize) {
+/// is written, but the `zero_rows` leading rows known to be zero. Returns the leading rows that
+/// are zero after it.
+fn prefix_sums(t: &mut [f64], band: &[(usize, usize)], n: usize, zero_rows: usize) -> usize {
     // Rows above the first with entries are zero (the cells are not cleared before the entries
     // are added, see `LinkTable`).
     let i0 = (1..n).find(|&i| band[i].0 <= band[i].1).unwrap_or(n);
-    t[..i0 * n].fill(0.0);
+    if i0 > zero_rows {
+        t[zero_rows * n..i0 * n].fill(0.0);
+    }
     for i in i0..n {
         let (above, row) = t[(i - 1) * n..(i + 1) * n].split_at_mut(n);
         let (first, last) = band[i];
@@ -392,6 +404,7 @@ fn prefix_sums(t: &mut [f64], band: &[(usize, usize)], n: usize) {
             *v += u;
         }
     }
+    i0
 }
 
 /// The smallest and largest offset per axis of the accesses `acc`.

@@ -76,8 +76,9 @@ impl MemoryProgram {
                 });
             }
         }
-        let mut instructions: Vec<Instruction> = Vec::new();
-        for (access, kind) in kernel.accesses() {
+        let accesses = kernel.accesses();
+        let mut instructions: Vec<Instruction> = Vec::with_capacity(accesses.len());
+        for &(access, kind) in &accesses {
             if instructions
                 .iter()
                 .any(|i| i.access == access && i.kind == kind)
@@ -114,7 +115,7 @@ impl MemoryProgram {
         if instructions.is_empty() {
             return Err(FootprintError::NoAccesses);
         }
-        let sharing = LoadSharing::new(kernel, &layouts, config, domain);
+        let sharing = LoadSharing::of_accesses(&accesses, &layouts, config, domain);
         // The sharing slot of every load instruction, looked up once rather than per fold point.
         let slots: Vec<Option<usize>> = instructions
             .iter()

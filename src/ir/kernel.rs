@@ -126,7 +126,12 @@ impl Kernel {
     pub fn accesses(&self) -> Vec<(Access, AccessKind)> {
         let mut out = Vec::new();
         for a in &self.body {
-            out.extend(a.value.loads().into_iter().map(|l| (l, AccessKind::Load)));
+            // The loads as `Expr::loads` lists them, without a vector per statement.
+            a.value.visit(&mut |e| {
+                if let Expr::Load(l) = e {
+                    out.push((*l, AccessKind::Load));
+                }
+            });
             if let Target::Store(s) = a.target {
                 out.push((s, AccessKind::Store));
             }
