@@ -423,10 +423,10 @@ pub(crate) struct RowPass {
     /// thread loaded is not issued: it is in a register).
     issued: Vec<bool>,
     rows_yz: Vec<(i64, i64)>,
-    /// The loads landing on a row: their block (see [`RowPass::link_row`]) and index in `acc`.
-    yz_acc: Vec<(u64, u32)>,
+    /// The loads landing on a row: their block along y and z and index in `acc`.
+    yz_acc: Vec<(i64, i64, u32)>,
     /// The distinct blocks of `yz_acc`.
-    yz_blocks: Vec<u64>,
+    yz_blocks: Vec<(i64, i64)>,
     group_acc: Vec<PlaneAccess>,
     events: Vec<Event>,
     ever: Vec<u64>,
@@ -553,8 +553,7 @@ fn touches(
     sorted: bool,
 ) {
     row_accesses(order, r.plane as usize, acc, at, sh, r.y, r.z);
-    // Often already in order (one fold point along y and z touches the row).
-    if sorted && !order.is_sorted() {
+    if sorted {
         order.sort_unstable();
     }
     touches_of(out, order, plane, acc, at, sh, r);
@@ -904,38 +903,33 @@ impl RowPass {
         let my_id = grid.id(me);
         // The blocks (in y and z) one of whose loads lands on this row, with those loads, and in
         // x those whose loads can reach the row's sectors.
-        // Blocks are packed relative to this one (a few blocks away: the offsets are at most
-        // the stencil's reach) into one integer per load; each block's loads in slot order (the
-        // order of `acc`): a canonical key (see `group_key`). The links found do not depend on
-        // the order of the neighbours.
-        const BITS: u64 = 32;
-        const BIAS: i64 = 1 << (BITS - 1);
+        // The blocks (in y and z) one of whose loads lands on this row, with those loads, and in
+        // x those whose loads can reach the row's sectors; the blocks in order of first
+        // appearance (a few): the links found do not depend on the order of the neighbours.
         self.yz_acc.clear();
         self.yz_blocks.clear();
         for (ai, a) in acc.iter().enumerate().filter(|(_, a)| a.plane == pi) {
             let by = grid.block_along(1, r.y - a.off[1]);
             let bz = grid.block_along(2, r.z - a.off[2]);
             if (0..grid.blocks[1]).contains(&by) && (0..grid.blocks[2]).contains(&bz) {
-                let (dy, dz) = ((by - me[1] + BIAS) as u64, (bz - me[2] + BIAS) as u64);
-                let key = (dy << BITS) | dz;
-                self.yz_acc.push((key, ai as u32));
-                if !self.yz_blocks.contains(&key) {
-                    self.yz_blocks.push(key);
+                self.yz_acc.push((by, bz, ai as u32));
+                if !self.yz_blocks.contains(&(by, bz)) {
+                    self.yz_blocks.push((by, bz));
                 }
             }
         }
         let (bx_lo, bx_hi) = grid.blocks_reaching(xlo, xhi, reach[0]);
         let mut group = std::mem::take(&mut self.group_acc);
         for yz in 0..self.yz_blocks.len() {
-            let key = self.yz_blocks[yz];
-            let by = (key >> BITS) as i64 - BIAS + me[1];
-            let bz = (key & ((1 << BITS) - 1)) as i64 - BIAS + me[2];
+            let (by, bz) = self.yz_blocks[yz];
+            // Each block's loads in slot order (the order of `acc`): a canonical key (see
+            // `group_key`).
             group.clear();
             group.extend(
                 self.yz_acc
                     .iter()
-                    .filter(|e| e.0 == key)
-                    .map(|e| acc[e.1 as usize]),
+                    .filter(|e| (e.0, e.1) == (by, bz))
+                    .map(|e| acc[e.2 as usize]),
             );
             let tile0 = grid.tile[0];
             // The neighbour at `bx`, or `None` where it is this block or starts a wave or more
