@@ -3,7 +3,9 @@
 //!
 //! Blocks go to SMs in launch order (block `i` of a wave to SM `i mod SMs`, up to `blocks_per_sm`
 //! each); all warps execute in lockstep, instruction by instruction (SM by SM, block by block, warp by
-//! warp within one step), so a wave's blocks finish together and the next wave starts. Each SM has an
+//! warp within one step), so a wave's blocks finish together and the next wave starts. That is the
+//! visitor's order; [`IssueOrder::WarpBurst`] is the other extreme (each warp issues a fold point's
+//! instructions back to back, as independent loads are), to bracket what the hardware does. Each SM has an
 //! LRU L1 of 128 B lines with 32 B sectors filled sector by sector; one shared L2 is LRU at sector
 //! granularity. Loads go through L1; stores are written through to L2 (they update a present L1
 //! sector, but allocate none). L2 write-allocates with a byte mask: a dirty sector costs a DRAM write
@@ -244,12 +246,37 @@ impl Sim<'_> {
     }
 }
 
-/// Simulates one sweep and returns the raw counts.
+/// The order in which the warps of a wave issue their instructions.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum IssueOrder {
+    /// Instruction by instruction: every warp issues an instruction before any issues the next
+    /// (SM by SM, block by block, warp by warp within one); the visitor's model.
+    #[default]
+    Lockstep,
+    /// Fold point by fold point, warp by warp (SM by SM, block by block): a warp issues all the
+    /// instructions of a fold point before the next warp issues any, as a warp issues its
+    /// independent loads back to back. Within an SM this is the other extreme from lockstep;
+    /// across SMs it runs the SMs one after another within a fold point.
+    WarpBurst,
+}
+
+/// Simulates one sweep in lockstep order and returns the raw counts.
 pub fn simulate_counts(
     kernel: &Kernel,
     domain: &Domain,
     config: &LaunchConfig,
     params: &CacheParams,
+) -> Result<SimCounts, FootprintError> {
+    simulate_counts_in(kernel, domain, config, params, IssueOrder::Lockstep)
+}
+
+/// Simulates one sweep with the warps issuing in `order` and returns the raw counts.
+pub fn simulate_counts_in(
+    kernel: &Kernel,
+    domain: &Domain,
+    config: &LaunchConfig,
+    params: &CacheParams,
+    order: IssueOrder,
 ) -> Result<SimCounts, FootprintError> {
     params.check()?;
     let prog = MemoryProgram::new(kernel, domain, config)?;
@@ -292,6 +319,7 @@ pub fn simulate_counts(
     let mut lanes: Vec<i64> = Vec::with_capacity(warp);
     let mut words: Vec<i64> = Vec::with_capacity(2 * warp);
     let mut wave_blocks: Vec<(usize, [usize; 3])> = Vec::new();
+    let mut issues: Vec<(usize, usize, usize)> = Vec::new();
     for start in (0..nblocks).step_by(wave) {
         wave_blocks.clear();
         for id in start..(start + wave).min(nblocks) {
@@ -304,54 +332,71 @@ pub fn simulate_counts(
         }
         // Issue order within a step: SM by SM, then the SM's blocks in launch order.
         wave_blocks.sort_by_key(|(sm, _)| *sm);
+        let ninstr = prog.instructions.len();
         for (fi, p) in folds.iter().enumerate() {
-            for (n, ins) in prog.instructions.iter().enumerate() {
+            // The warp instructions of the fold point, `(instruction, block, warp)`, in issue order.
+            issues.clear();
+            match order {
+                IssueOrder::Lockstep => {
+                    for n in 0..ninstr {
+                        for bi in 0..wave_blocks.len() {
+                            issues.extend((0..nwarps).map(|w| (n, bi, w)));
+                        }
+                    }
+                }
+                IssueOrder::WarpBurst => {
+                    for bi in 0..wave_blocks.len() {
+                        for w in 0..nwarps {
+                            issues.extend((0..ninstr).map(|n| (n, bi, w)));
+                        }
+                    }
+                }
+            }
+            for &(n, bi, w) in &issues {
+                let ins = &prog.instructions[n];
                 // A load an earlier fold point of the thread made is in a register.
                 if !prog.issues(fi, n) {
                     continue;
                 }
                 let esz = prog.layouts[ins.field].elem_size as i64;
-                for &(sm, b) in &wave_blocks {
-                    for w in 0..nwarps {
-                        addrs.clear();
-                        lanes.clear();
-                        for l in w * warp..((w + 1) * warp).min(threads) {
-                            let t = prog.thread(l);
-                            if !prog.active(t, b, *p) {
-                                continue;
-                            }
-                            let a = ins.address.eval(&MemoryProgram::vars(t, b, *p));
-                            let off = a.rem_euclid(sector);
-                            let mask = ((1u64 << esz) - 1) << off;
-                            addrs.push((a.div_euclid(sector), mask));
-                            lanes.push(a);
+                let (sm, b) = wave_blocks[bi];
+                addrs.clear();
+                lanes.clear();
+                for l in w * warp..((w + 1) * warp).min(threads) {
+                    let t = prog.thread(l);
+                    if !prog.active(t, b, *p) {
+                        continue;
+                    }
+                    let a = ins.address.eval(&MemoryProgram::vars(t, b, *p));
+                    let off = a.rem_euclid(sector);
+                    let mask = ((1u64 << esz) - 1) << off;
+                    addrs.push((a.div_euclid(sector), mask));
+                    lanes.push(a);
+                }
+                if addrs.is_empty() {
+                    continue;
+                }
+                addrs.sort_unstable_by_key(|x| x.0);
+                lines.clear();
+                lines.extend(addrs.iter().map(|x| x.0 * sector / line));
+                lines.dedup();
+                let banks = bank_passes(lanes.iter().copied(), esz as usize, &mut words);
+                sim.c.l1_bank_passes += u64::from(banks);
+                sim.c.l1_extra_lines += lines.len() as u64 - 1;
+                let mut i = 0;
+                while i < addrs.len() {
+                    let s = addrs[i].0;
+                    let mut mask = 0;
+                    while i < addrs.len() && addrs[i].0 == s {
+                        mask |= addrs[i].1;
+                        i += 1;
+                    }
+                    match ins.kind {
+                        AccessKind::Load => {
+                            sim.c.l1_load_sectors += 1;
+                            sim.load(sm, s as u64);
                         }
-                        if addrs.is_empty() {
-                            continue;
-                        }
-                        addrs.sort_unstable_by_key(|x| x.0);
-                        lines.clear();
-                        lines.extend(addrs.iter().map(|x| x.0 * sector / line));
-                        lines.dedup();
-                        let banks = bank_passes(lanes.iter().copied(), esz as usize, &mut words);
-                        sim.c.l1_bank_passes += u64::from(banks);
-                        sim.c.l1_extra_lines += lines.len() as u64 - 1;
-                        let mut i = 0;
-                        while i < addrs.len() {
-                            let s = addrs[i].0;
-                            let mut mask = 0;
-                            while i < addrs.len() && addrs[i].0 == s {
-                                mask |= addrs[i].1;
-                                i += 1;
-                            }
-                            match ins.kind {
-                                AccessKind::Load => {
-                                    sim.c.l1_load_sectors += 1;
-                                    sim.load(sm, s as u64);
-                                }
-                                AccessKind::Store => sim.store(sm, s as u64, mask),
-                            }
-                        }
+                        AccessKind::Store => sim.store(sm, s as u64, mask),
                     }
                 }
             }
@@ -364,14 +409,26 @@ pub fn simulate_counts(
     Ok(sim.c)
 }
 
-/// Simulates one sweep and returns the volumes per lattice update, as `footprint` defines them.
+/// Simulates one sweep in lockstep order and returns the volumes per lattice update, as
+/// `footprint` defines them.
 pub fn simulate(
     kernel: &Kernel,
     domain: &Domain,
     config: &LaunchConfig,
     params: &CacheParams,
 ) -> Result<DataVolumes, FootprintError> {
-    let c = simulate_counts(kernel, domain, config, params)?;
+    simulate_in(kernel, domain, config, params, IssueOrder::Lockstep)
+}
+
+/// As [`simulate`], with the warps issuing in `order`.
+pub fn simulate_in(
+    kernel: &Kernel,
+    domain: &Domain,
+    config: &LaunchConfig,
+    params: &CacheParams,
+    order: IssueOrder,
+) -> Result<DataVolumes, FootprintError> {
+    let c = simulate_counts_in(kernel, domain, config, params, order)?;
     let n = domain.points() as f64;
     let s = params.sector_bytes as f64;
     Ok(DataVolumes {

@@ -40,6 +40,18 @@ pub struct VolumesArgs {
     /// Also run the exact cache simulator (small domains only) and print its figures alongside.
     #[arg(long)]
     simulate: bool,
+    /// The order in which the simulator's warps issue their instructions.
+    #[arg(long, value_enum, default_value_t = IssueOrderArg::Lockstep, requires = "simulate")]
+    issue_order: IssueOrderArg,
+}
+
+/// `--issue-order`: see [`cachesim::IssueOrder`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum IssueOrderArg {
+    /// Every warp issues an instruction before any issues the next (the visitor's model).
+    Lockstep,
+    /// Each warp issues all the instructions of a fold point back to back, warp after warp.
+    WarpBurst,
 }
 
 fn triple(v: &[usize], what: &str) -> Result<[usize; 3], CliError> {
@@ -96,7 +108,11 @@ pub fn run(a: &VolumesArgs, out: &mut impl Write) -> Result<(), CliError> {
     let params = CacheParams::from_machine(&machine, bps);
     let est = footprint::estimate(k, &config, &domain, &params)?;
     let sim = if a.simulate {
-        Some(cachesim::simulate(k, &domain, &config, &params)?)
+        let order = match a.issue_order {
+            IssueOrderArg::Lockstep => cachesim::IssueOrder::Lockstep,
+            IssueOrderArg::WarpBurst => cachesim::IssueOrder::WarpBurst,
+        };
+        Some(cachesim::simulate_in(k, &domain, &config, &params, order)?)
     } else {
         None
     };

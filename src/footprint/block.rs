@@ -13,9 +13,9 @@
 //!
 //! L2 load is each block's distinct sectors plus what L1 evicts between two uses. A line touched
 //! again after `g` load steps has seen the lines all resident blocks touched in between: the
-//! block's working set over `g - 1` steps (Denning's, from the distribution of line-reuse gaps)
-//! plus parts of the two steps of its touches; replaying the line touches with the resulting
-//! eviction probabilities gives the re-fetched sectors.
+//! block's working set (Denning's, from the distribution of line-reuse gaps) over the window of
+//! the `g - 1` steps between and parts of the two steps of its touches; replaying the line touches
+//! with the resulting eviction probabilities gives the re-fetched sectors.
 //!
 //! DRAM load is `G`, plus the reused sectors L2 no longer holds, plus re-fetches and re-writes
 //! that miss L2, plus reads of partly written sectors. Every access of a sector after its first
@@ -156,6 +156,18 @@ fn triangular_cdf(t: f64) -> f64 {
     } else {
         1.0
     }
+}
+
+/// The window (in steps, interpolated between whole ones) whose working set `ws` (indexed by the
+/// window's whole steps, increasing) reaches `lines`; infinite where no window does.
+fn fill_window(ws: &[f64], lines: f64) -> f64 {
+    for j in 1..ws.len() {
+        let (a, b) = (ws[j - 1], ws[j]);
+        if b >= lines && b > a {
+            return (j - 1) as f64 + ((lines - a) / (b - a)).max(0.0);
+        }
+    }
+    f64::INFINITY
 }
 
 /// Steps are binned into at most this many bins for the tables of links.
@@ -920,21 +932,19 @@ impl BlockScratch {
         // L1: the working set of the representative block decides which reuse gaps evict.
         let mut refetch_ratio = 0.0;
         if l1_overflows {
-            // A line touched again after `g` load steps has seen the distinct lines of the `g - 1`
-            // steps between (the working set) and parts of the two steps it is touched in,
+            // A line touched again after `g` load steps has seen what the resident blocks touched
+            // in between: the `g - 1` steps between and parts of the two steps it is touched in,
             // whose sum is spread as that of two uniform positions (triangular on 0..2 steps).
+            // Their distinct lines are the working set of that window (Denning's, interpolated
+            // between whole steps), not the steps' lines added up: the lines of the two parts are
+            // mostly those of the steps between too. The line is evicted where the window is
+            // longer than the one whose working set fills the block's share of L1.
             self.pass.working_set(load_steps, &mut self.ws);
-            let per_step = self.ws.get(1).copied().unwrap_or(0.0) / rep_weight;
+            let fill = fill_window(&self.ws, rep_weight * cap / resident);
             self.evict.clear();
             self.evict.push(0.0);
             for g in 1..self.ws.len() {
-                let between = self.ws[g - 1] / rep_weight;
-                let t = if per_step > 0.0 {
-                    (cap / resident - between) / per_step
-                } else {
-                    f64::INFINITY
-                };
-                self.evict.push(1.0 - triangular_cdf(t));
+                self.evict.push(1.0 - triangular_cdf(fill - (g - 1) as f64));
             }
             let refetched = self.pass.refetches(&self.evict);
             if rep_sectors > 0.0 {
@@ -1096,5 +1106,22 @@ impl BlockScratch {
                 + 2.0 * rewritten,
             dram_store_sectors: stored.distinct + rewritten,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::fill_window;
+
+    #[test]
+    fn fill_window_interpolates_between_whole_steps() {
+        let ws = [0.0, 100.0, 150.0, 180.0, 200.0];
+        assert_eq!(fill_window(&ws, 50.0), 0.5);
+        assert_eq!(fill_window(&ws, 100.0), 1.0);
+        assert_eq!(fill_window(&ws, 165.0), 2.5);
+        assert_eq!(fill_window(&ws, 200.0), 4.0);
+        // A share no window fills: nothing is evicted.
+        assert_eq!(fill_window(&ws, 201.0), f64::INFINITY);
+        assert_eq!(fill_window(&[0.0, 0.0, 0.0], 1.0), f64::INFINITY);
     }
 }

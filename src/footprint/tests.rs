@@ -342,3 +342,49 @@ fn bank_passes_count_the_busiest_bank() {
     assert_eq!(super::bank_passes(lanes(0), 4, &mut w), 1);
     assert!((super::wavefronts(2, 3) - 2.4).abs() < 1e-12);
 }
+
+#[test]
+fn simulator_issue_orders_bracket_l1_reuse() {
+    use crate::cachesim::{simulate_counts_in, IssueOrder};
+    // Eight f64 components per point (64 B: two sectors), all loaded at the point itself. A
+    // warp's load of one component touches 16 lines; the 2 blocks of 4 warps on an SM touch
+    // 128 per instruction, twice what L1 holds here.
+    let mut src = Field::scalar("f", Dtype::F64, 0, FieldRole::Input);
+    src.components = 8;
+    src.layout = Layout::Zyxf;
+    let loads: Vec<([i32; 3], usize)> = (0..8).map(|q| ([0; 3], q)).collect();
+    let k = kernel(
+        src,
+        Field::scalar("v", Dtype::F64, 0, FieldRole::Output),
+        &loads,
+    );
+    let d = Domain::new3(64, 16, 8);
+    let c = LaunchConfig::new([32, 4, 1], [1; 3]);
+    let p = CacheParams {
+        sms: 4,
+        l1_bytes: 64 * 128,
+        ..big()
+    };
+    let run = |order| simulate_counts_in(&k, &d, &c, &p, order).unwrap();
+    let (lock, burst) = (run(IssueOrder::Lockstep), run(IssueOrder::WarpBurst));
+    let points = d.points() as u64;
+    // In lockstep every warp's lines are evicted before it loads the next component: each of
+    // the 8 loads misses. A warp issuing its 8 loads back to back finds its 16 lines still in L1:
+    // each sector is loaded once.
+    assert_eq!(lock.l2_load_sectors, 8 * points);
+    assert_eq!(burst.l2_load_sectors, 2 * points);
+    // The per-warp counts do not depend on the order.
+    assert_eq!(lock.l1_load_sectors, burst.l1_load_sectors);
+    assert_eq!(lock.l1_bank_passes, burst.l1_bank_passes);
+    assert_eq!(lock.l1_extra_lines, burst.l1_extra_lines);
+    assert_eq!(lock.l2_store_sectors, burst.l2_store_sectors);
+    // With one load per point both orders are the same.
+    let one = kernel(
+        Field::scalar("u", Dtype::F64, 0, FieldRole::Input),
+        Field::scalar("v", Dtype::F64, 0, FieldRole::Output),
+        &[([0; 3], 0)],
+    );
+    let both = [IssueOrder::Lockstep, IssueOrder::WarpBurst]
+        .map(|o| simulate_counts_in(&one, &d, &c, &p, o).unwrap());
+    assert_eq!(both[0], both[1]);
+}

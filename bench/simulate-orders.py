@@ -1,0 +1,63 @@
+#!/usr/bin/env python3
+"""L2 load of the configurations of a counter sweep under both simulator issue orders.
+
+For every configuration of a committed counter report (`bench/results/<gpu>/counters/*.json`), runs
+`stencilscope volumes --simulate` on a smaller domain (the simulator is exact but slow) once in
+lockstep order (the visitor's model) and once in warp-burst order (each warp issues a fold point's
+instructions back to back), and prints a Markdown table of the visitor's estimate, both simulations
+and the measured L2 load (of the report's domain), then the share within +-10 % of the measurement
+for each. L2 load is L1 misses, which depend on the blocks sharing an SM, not on the domain size.
+
+usage: bench/simulate-orders.py BIN REPORT.json KERNEL.toml MACHINE DOMAIN [extra volumes args...]
+  e.g. bench/simulate-orders.py target/release/stencilscope \\
+         bench/results/h200/counters/d3q19_srt_pull-aos.json \\
+         bench/counters/d3q19_srt_pull_aos.toml h200 256,64,64
+"""
+import json
+import re
+import statistics
+import subprocess
+import sys
+
+if len(sys.argv) < 6:
+    sys.exit(__doc__)
+binary, report, kernel, machine, domain = sys.argv[1:6]
+extra = sys.argv[6:]
+records = json.load(open(report))["records"]
+
+
+def volumes(block, fold, order):
+    cmd = [binary, "volumes", kernel, "--machine", machine, "--domain", domain,
+           "--block", ",".join(map(str, block)), "--fold", ",".join(map(str, fold)),
+           "--blocks-per-sm", str(blocks_per_sm), "--simulate", "--issue-order", order] + extra
+    out = subprocess.run(cmd, capture_output=True, text=True)
+    if out.returncode != 0:
+        sys.exit(f"{' '.join(cmd)} failed: {out.stderr.strip()}")
+    m = re.search(r"^L2 load\s+([\d.]+) B/LUP\s+[\d.]+ B/LUP\s+([\d.]+) B/LUP", out.stdout, re.M)
+    return float(m.group(1)), float(m.group(2))
+
+
+rows = []
+print("| block | fold | blocks/SM | visitor | lockstep sim | warp-burst sim | measured |")
+print("|---|---|---|---|---|---|---|")
+for r in records:
+    c = r["config"]
+    blocks_per_sm = r["blocks_per_sm"]
+    est, lock = volumes(c["block"], c["fold"], "lockstep")
+    _, burst = volumes(c["block"], c["fold"], "warp-burst")
+    meas = r["measured"]["l2_load"]
+    rows.append((est, lock, burst, meas))
+    b = "×".join(map(str, c["block"]))
+    f = "×".join(map(str, c["fold"]))
+    print(f"| {b} | {f} | {blocks_per_sm} | {est:.1f} | {lock:.1f} | {burst:.1f} | {meas:.1f} |",
+          flush=True)
+
+print()
+print(f"{len(rows)} configurations, simulated on {domain}; L2 load error against the measurement:")
+for i, name in enumerate(["visitor", "lockstep sim", "warp-burst sim"]):
+    errs = [v[i] / v[3] - 1 for v in rows]
+    within = sum(abs(e) <= 0.10 for e in errs) / len(errs)
+    print(f"- {name}: within ±10 % {100 * within:.0f} %, median {100 * statistics.median(errs):+.1f} %, "
+          f"max |error| {100 * max(abs(e) for e in errs):.0f} %")
+between = sum(min(v[1], v[2]) * 0.9 <= v[3] <= max(v[1], v[2]) * 1.1 for v in rows)
+print(f"- measured between the two simulations (±10 %): {between} of {len(rows)}")
