@@ -5,8 +5,8 @@
 //! each); all warps execute in lockstep, instruction by instruction (SM by SM, block by block, warp by
 //! warp within one step), so a wave's blocks finish together and the next wave starts. That is the
 //! visitor's order; [`IssueOrder::WarpBurst`] is the other extreme (each warp issues a fold point's
-//! instructions back to back, as independent loads are), to bracket what the hardware does. Each SM has an
-//! LRU L1 of 128 B lines with 32 B sectors filled sector by sector; one shared L2 is LRU at sector
+//! instructions back to back, as independent loads are), to bracket what the hardware does. Each SM
+//! has an LRU L1 of 128 B lines with 32 B sectors filled sector by sector; one shared L2 is LRU at sector
 //! granularity. Loads go through L1; stores are written through to L2 (they update a present L1
 //! sector, but allocate none). L2 write-allocates with a byte mask: a dirty sector costs a DRAM write
 //! when evicted or at the end, and one not fully written (nor filled by a read) also a DRAM read.
