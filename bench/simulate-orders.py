@@ -2,10 +2,9 @@
 """L2 load of the configurations of a counter sweep under both simulator issue orders.
 
 For every configuration of a committed counter report (`bench/results/<gpu>/counters/*.json`), runs
-`stencilscope volumes --simulate` on a smaller domain (the simulator is exact but slow; grown to two tiles per axis where a
-tile is larger) once in
-lockstep order (the visitor's model) and once in warp-burst order (each warp issues a fold point's
-instructions back to back), and prints a Markdown table of the visitor's estimate, both simulations
+`stencilscope volumes --simulate` on a smaller domain (the simulator is exact but slow; grown to two
+tiles per axis where a tile is larger) once in lockstep order (the visitor's model) and once in
+warp-burst order (each warp issues a fold point's instructions back to back), and prints a Markdown table of the visitor's estimate, both simulations
 and the measured L2 load (of the report's domain), then the share within +-10 % of the measurement
 for each. L2 load is L1 misses, which depend on the blocks sharing an SM, not on the domain size.
 
@@ -35,7 +34,7 @@ def sim_domain(block, fold):
     return ",".join(str(max(n, 2 * t)) for n, t in zip(base, tile))
 
 
-def volumes(block, fold, order):
+def volumes(block, fold, blocks_per_sm, order):
     cmd = [binary, "volumes", kernel, "--machine", machine, "--domain", sim_domain(block, fold),
            "--block", ",".join(map(str, block)), "--fold", ",".join(map(str, fold)),
            "--blocks-per-sm", str(blocks_per_sm), "--simulate", "--issue-order", order] + extra
@@ -55,12 +54,12 @@ print("|---|---|---|---|---|---|---|---|")
 for r in records:
     c = r["config"]
     blocks_per_sm = r["blocks_per_sm"]
-    lock = volumes(c["block"], c["fold"], "lockstep")
+    lock = volumes(c["block"], c["fold"], blocks_per_sm, "lockstep")
     if lock is None:
         skipped += 1
         continue
     est, lock = lock
-    _, burst = volumes(c["block"], c["fold"], "warp-burst")
+    _, burst = volumes(c["block"], c["fold"], blocks_per_sm, "warp-burst")
     meas = r["measured"]["l2_load"]
     rows.append((est, lock, burst, meas))
     b = "×".join(map(str, c["block"]))

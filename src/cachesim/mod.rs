@@ -260,18 +260,8 @@ pub enum IssueOrder {
     WarpBurst,
 }
 
-/// Simulates one sweep in lockstep order and returns the raw counts.
-pub fn simulate_counts(
-    kernel: &Kernel,
-    domain: &Domain,
-    config: &LaunchConfig,
-    params: &CacheParams,
-) -> Result<SimCounts, FootprintError> {
-    simulate_counts_in(kernel, domain, config, params, IssueOrder::Lockstep)
-}
-
 /// Simulates one sweep with the warps issuing in `order` and returns the raw counts.
-pub fn simulate_counts_in(
+pub fn simulate_counts(
     kernel: &Kernel,
     domain: &Domain,
     config: &LaunchConfig,
@@ -428,7 +418,7 @@ pub fn simulate_in(
     params: &CacheParams,
     order: IssueOrder,
 ) -> Result<DataVolumes, FootprintError> {
-    let c = simulate_counts_in(kernel, domain, config, params, order)?;
+    let c = simulate_counts(kernel, domain, config, params, order)?;
     let n = domain.points() as f64;
     let s = params.sector_bytes as f64;
     Ok(DataVolumes {

@@ -345,7 +345,7 @@ fn bank_passes_count_the_busiest_bank() {
 
 #[test]
 fn simulator_issue_orders_bracket_l1_reuse() {
-    use crate::cachesim::{simulate_counts_in, IssueOrder};
+    use crate::cachesim::{simulate_counts, IssueOrder};
     // Eight f64 components per point (64 B: two sectors), all loaded at the point itself. A
     // warp's load of one component touches 16 lines; the 2 blocks of 4 warps on an SM touch
     // 128 per instruction, twice what L1 holds here.
@@ -365,7 +365,7 @@ fn simulator_issue_orders_bracket_l1_reuse() {
         l1_bytes: 64 * 128,
         ..big()
     };
-    let run = |order| simulate_counts_in(&k, &d, &c, &p, order).unwrap();
+    let run = |order| simulate_counts(&k, &d, &c, &p, order).unwrap();
     let (lock, burst) = (run(IssueOrder::Lockstep), run(IssueOrder::WarpBurst));
     let points = d.points() as u64;
     // In lockstep every warp's lines are evicted before it loads the next component: each of
@@ -385,6 +385,6 @@ fn simulator_issue_orders_bracket_l1_reuse() {
         &[([0; 3], 0)],
     );
     let both = [IssueOrder::Lockstep, IssueOrder::WarpBurst]
-        .map(|o| simulate_counts_in(&one, &d, &c, &p, o).unwrap());
+        .map(|o| simulate_counts(&one, &d, &c, &p, o).unwrap());
     assert_eq!(both[0], both[1]);
 }
