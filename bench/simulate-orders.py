@@ -1,14 +1,17 @@
 #!/usr/bin/env python3
-"""L2 load of the configurations of a counter sweep under both simulator issue orders.
+"""L2 load of the configurations of a counter sweep under the simulator's issue orders.
 
 For every configuration of a committed counter report (`bench/results/<gpu>/counters/*.json`), runs
 `stencilscope volumes --simulate` on a smaller domain (the simulator is exact but slow; grown to two
-tiles per axis where a tile is larger) once in lockstep order (the visitor's model) and once in
-warp-burst order (each warp issues a fold point's instructions back to back), and prints a Markdown table of the visitor's estimate, both simulations
-and the measured L2 load (of the report's domain), then the share within +-10 % of the measurement
-for each. L2 load is L1 misses, which depend on the blocks sharing an SM, not on the domain size.
+tiles per axis where a tile is larger) once per issue order: lockstep (the visitor's model),
+warp-burst (each warp issues a fold point's instructions back to back) and scheduler-burst (the SM's
+warps dealt to its four schedulers, each in warp-burst order, taking turns). Prints a Markdown table
+of the visitor's estimate, each simulation and the measured L2 load (of the report's domain), then
+the share within +-10 % of the measurement for each. L2 load is L1 misses, which depend on the
+blocks sharing an SM, not on the domain size.
 
-usage: bench/simulate-orders.py BIN REPORT.json KERNEL.toml MACHINE DOMAIN [extra volumes args...]
+usage: bench/simulate-orders.py BIN REPORT.json KERNEL.toml MACHINE DOMAIN [--orders A,B,...]
+                                [extra volumes args...]
   e.g. bench/simulate-orders.py target/release/stencilscope \\
          bench/results/h200/counters/d3q19_srt_pull-aos.json \\
          bench/counters/d3q19_srt_pull_aos.toml h200 256,64,64
@@ -23,6 +26,11 @@ if len(sys.argv) < 6:
     sys.exit(__doc__)
 binary, report, kernel, machine, domain = sys.argv[1:6]
 extra = sys.argv[6:]
+orders = ["lockstep", "warp-burst", "scheduler-burst"]
+if "--orders" in extra:
+    i = extra.index("--orders")
+    orders = extra[i + 1].split(",")
+    del extra[i:i + 2]
 records = json.load(open(report))["records"]
 base = [int(n) for n in domain.split(",")]
 
@@ -35,6 +43,7 @@ def sim_domain(block, fold):
 
 
 def volumes(block, fold, blocks_per_sm, order):
+    """(visitor, simulation) L2 load in B/LUP, None where too large to simulate."""
     cmd = [binary, "volumes", kernel, "--machine", machine, "--domain", sim_domain(block, fold),
            "--block", ",".join(map(str, block)), "--fold", ",".join(map(str, fold)),
            "--blocks-per-sm", str(blocks_per_sm), "--simulate", "--issue-order", order] + extra
@@ -49,32 +58,39 @@ def volumes(block, fold, blocks_per_sm, order):
 
 rows = []
 skipped = 0
-print("| block | fold | blocks/SM | simulated domain | visitor | lockstep sim | warp-burst sim | measured |")
-print("|---|---|---|---|---|---|---|---|")
+names = ["visitor"] + [f"{o} sim" for o in orders]
+print("| block | fold | blocks/SM | simulated domain | " + " | ".join(names) + " | measured |")
+print("|---|---|---|---|" + "---|" * (len(names) + 1))
 for r in records:
     c = r["config"]
     blocks_per_sm = r["blocks_per_sm"]
-    lock = volumes(c["block"], c["fold"], blocks_per_sm, "lockstep")
-    if lock is None:
+    sims = []
+    for o in orders:
+        v = volumes(c["block"], c["fold"], blocks_per_sm, o)
+        if v is None:
+            break
+        est = v[0]
+        sims.append(v[1])
+    if len(sims) < len(orders):
         skipped += 1
         continue
-    est, lock = lock
-    _, burst = volumes(c["block"], c["fold"], blocks_per_sm, "warp-burst")
     meas = r["measured"]["l2_load"]
-    rows.append((est, lock, burst, meas))
+    rows.append([est] + sims + [meas])
     b = "×".join(map(str, c["block"]))
     f = "×".join(map(str, c["fold"]))
     d = sim_domain(c["block"], c["fold"]).replace(",", "×")
-    print(f"| {b} | {f} | {blocks_per_sm} | {d} | {est:.1f} | {lock:.1f} | {burst:.1f} | {meas:.1f} |",
-          flush=True)
+    cells = " | ".join(f"{v:.1f}" for v in rows[-1])
+    print(f"| {b} | {f} | {blocks_per_sm} | {d} | {cells} |", flush=True)
 
 print()
 print(f"{len(rows)} configurations ({skipped} too large to simulate), each on {domain} or two tiles "
       "per axis where a tile is larger; L2 load error against the measurement:")
-for i, name in enumerate(["visitor", "lockstep sim", "warp-burst sim"]):
-    errs = [v[i] / v[3] - 1 for v in rows]
+for i, name in enumerate(names):
+    errs = [v[i] / v[-1] - 1 for v in rows]
     within = sum(abs(e) <= 0.10 for e in errs) / len(errs)
     print(f"- {name}: within ±10 % {100 * within:.0f} %, median {100 * statistics.median(errs):+.1f} %, "
           f"max |error| {100 * max(abs(e) for e in errs):.0f} %")
-between = sum(min(v[1], v[2]) * 0.9 <= v[3] <= max(v[1], v[2]) * 1.1 for v in rows)
-print(f"- measured between the two simulations (±10 %): {between} of {len(rows)}")
+if "lockstep" in orders and "warp-burst" in orders:
+    a, b = 1 + orders.index("lockstep"), 1 + orders.index("warp-burst")
+    between = sum(min(v[a], v[b]) * 0.9 <= v[-1] <= max(v[a], v[b]) * 1.1 for v in rows)
+    print(f"- measured between the lockstep and warp-burst simulations (±10 %): {between} of {len(rows)}")

@@ -5,7 +5,8 @@
 //! each); all warps execute in lockstep, instruction by instruction (SM by SM, block by block, warp by
 //! warp within one step), so a wave's blocks finish together and the next wave starts. That is the
 //! visitor's order; [`IssueOrder::WarpBurst`] is the other extreme (each warp issues a fold point's
-//! instructions back to back, as independent loads are), to bracket what the hardware does. Each SM
+//! instructions back to back, as independent loads are), to bracket what the hardware does, and
+//! [`IssueOrder::SchedulerBurst`] interleaves the bursts of the SM's four schedulers. Each SM
 //! has an LRU L1 of 128 B lines with 32 B sectors filled sector by sector; one shared L2 is LRU at sector
 //! granularity. Loads go through L1; stores are written through to L2 (they update a present L1
 //! sector, but allocate none). L2 write-allocates with a byte mask: a dirty sector costs a DRAM write
@@ -258,7 +259,15 @@ pub enum IssueOrder {
     /// independent loads back to back. Within an SM this is the other extreme from lockstep;
     /// across SMs it runs the SMs one after another within a fold point.
     WarpBurst,
+    /// The SM's warps dealt round-robin to its [`SCHEDULERS_PER_SM`] warp schedulers; each
+    /// scheduler issues its warps in warp-burst order and the schedulers take turns instruction by
+    /// instruction (SM after SM within a fold point), as greedy schedulers that issue from one warp
+    /// until its loads stall it would.
+    SchedulerBurst,
 }
+
+/// Warp schedulers (SM sub-partitions) per SM, Volta to Hopper.
+pub const SCHEDULERS_PER_SM: usize = 4;
 
 /// Simulates one sweep with the warps issuing in `order` and returns the raw counts.
 pub fn simulate_counts(
@@ -339,6 +348,40 @@ pub fn simulate_counts(
                         for w in 0..nwarps {
                             issues.extend((0..ninstr).map(|n| (n, bi, w)));
                         }
+                    }
+                }
+                IssueOrder::SchedulerBurst => {
+                    let mut first = 0;
+                    while first < wave_blocks.len() {
+                        let sm = wave_blocks[first].0;
+                        let end = first
+                            + wave_blocks[first..]
+                                .iter()
+                                .take_while(|(s, _)| *s == sm)
+                                .count();
+                        // The SM's warps in launch order, dealt to the schedulers round-robin.
+                        let warps: Vec<(usize, usize)> = (first..end)
+                            .flat_map(|bi| (0..nwarps).map(move |w| (bi, w)))
+                            .collect();
+                        let streams: Vec<Vec<(usize, usize)>> = (0..SCHEDULERS_PER_SM)
+                            .map(|k| {
+                                warps
+                                    .iter()
+                                    .copied()
+                                    .skip(k)
+                                    .step_by(SCHEDULERS_PER_SM)
+                                    .collect()
+                            })
+                            .collect();
+                        let longest = streams.iter().map(Vec::len).max().unwrap_or(0) * ninstr;
+                        for i in 0..longest {
+                            for st in &streams {
+                                if let Some(&(bi, w)) = st.get(i / ninstr) {
+                                    issues.push((i % ninstr, bi, w));
+                                }
+                            }
+                        }
+                        first = end;
                     }
                 }
             }

@@ -52,6 +52,8 @@ enum IssueOrderArg {
     Lockstep,
     /// Each warp issues all the instructions of a fold point back to back, warp after warp.
     WarpBurst,
+    /// Warps dealt to the SM's four schedulers, each in warp-burst order, taking turns.
+    SchedulerBurst,
 }
 
 fn triple(v: &[usize], what: &str) -> Result<[usize; 3], CliError> {
@@ -111,6 +113,7 @@ pub fn run(a: &VolumesArgs, out: &mut impl Write) -> Result<(), CliError> {
         let order = match a.issue_order {
             IssueOrderArg::Lockstep => cachesim::IssueOrder::Lockstep,
             IssueOrderArg::WarpBurst => cachesim::IssueOrder::WarpBurst,
+            IssueOrderArg::SchedulerBurst => cachesim::IssueOrder::SchedulerBurst,
         };
         Some(cachesim::simulate_in(k, &domain, &config, &params, order)?)
     } else {

@@ -378,13 +378,31 @@ fn simulator_issue_orders_bracket_l1_reuse() {
     assert_eq!(lock.l1_bank_passes, burst.l1_bank_passes);
     assert_eq!(lock.l1_extra_lines, burst.l1_extra_lines);
     assert_eq!(lock.l2_store_sectors, burst.l2_store_sectors);
+    // The SM's 8 warps on 4 schedulers: 4 warps' bursts interleave, 64 lines live, what this L1
+    // holds: as warp-burst. With half the L1 the interleaved bursts evict each other.
+    assert_eq!(run(IssueOrder::SchedulerBurst), burst);
+    let half = CacheParams {
+        l1_bytes: 32 * 128,
+        ..p
+    };
+    let run_half = |order| simulate_counts(&k, &d, &c, &half, order).unwrap();
+    assert_eq!(run_half(IssueOrder::WarpBurst).l2_load_sectors, 2 * points);
+    assert_eq!(
+        run_half(IssueOrder::SchedulerBurst).l2_load_sectors,
+        8 * points
+    );
     // With one load per point both orders are the same.
     let one = kernel(
         Field::scalar("u", Dtype::F64, 0, FieldRole::Input),
         Field::scalar("v", Dtype::F64, 0, FieldRole::Output),
         &[([0; 3], 0)],
     );
-    let both = [IssueOrder::Lockstep, IssueOrder::WarpBurst]
-        .map(|o| simulate_counts(&one, &d, &c, &p, o).unwrap());
-    assert_eq!(both[0], both[1]);
+    let all = [
+        IssueOrder::Lockstep,
+        IssueOrder::WarpBurst,
+        IssueOrder::SchedulerBurst,
+    ]
+    .map(|o| simulate_counts(&one, &d, &c, &p, o).unwrap());
+    assert_eq!(all[0], all[1]);
+    assert_eq!(all[0], all[2]);
 }
