@@ -351,37 +351,20 @@ pub fn simulate_counts(
                     }
                 }
                 IssueOrder::SchedulerBurst => {
+                    // `wave_blocks` is sorted by SM: one run of blocks per SM.
                     let mut first = 0;
-                    while first < wave_blocks.len() {
-                        let sm = wave_blocks[first].0;
-                        let end = first
-                            + wave_blocks[first..]
-                                .iter()
-                                .take_while(|(s, _)| *s == sm)
-                                .count();
-                        // The SM's warps in launch order, dealt to the schedulers round-robin.
-                        let warps: Vec<(usize, usize)> = (first..end)
+                    for on_sm in wave_blocks.chunk_by(|a, b| a.0 == b.0) {
+                        // The SM's warps in launch order; scheduler `k` has the `k`-th of every
+                        // round of `SCHEDULERS_PER_SM`, and each issues one instruction per turn.
+                        let warps: Vec<(usize, usize)> = (first..first + on_sm.len())
                             .flat_map(|bi| (0..nwarps).map(move |w| (bi, w)))
                             .collect();
-                        let streams: Vec<Vec<(usize, usize)>> = (0..SCHEDULERS_PER_SM)
-                            .map(|k| {
-                                warps
-                                    .iter()
-                                    .copied()
-                                    .skip(k)
-                                    .step_by(SCHEDULERS_PER_SM)
-                                    .collect()
-                            })
-                            .collect();
-                        let longest = streams.iter().map(Vec::len).max().unwrap_or(0) * ninstr;
-                        for i in 0..longest {
-                            for st in &streams {
-                                if let Some(&(bi, w)) = st.get(i / ninstr) {
-                                    issues.push((i % ninstr, bi, w));
-                                }
+                        first += on_sm.len();
+                        for round in warps.chunks(SCHEDULERS_PER_SM) {
+                            for n in 0..ninstr {
+                                issues.extend(round.iter().map(|&(bi, w)| (n, bi, w)));
                             }
                         }
-                        first = end;
                     }
                 }
             }

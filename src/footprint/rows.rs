@@ -902,8 +902,6 @@ impl RowPass {
         }));
         let my_id = grid.id(me);
         // The blocks (in y and z) one of whose loads lands on this row, with those loads, and in
-        // x those whose loads can reach the row's sectors.
-        // The blocks (in y and z) one of whose loads lands on this row, with those loads, and in
         // x those whose loads can reach the row's sectors; the blocks in order of first
         // appearance (a few): the links found do not depend on the order of the neighbours.
         self.yz_acc.clear();
@@ -1270,8 +1268,8 @@ impl RowPass {
             }
             let base = plane.row_base(r.y, r.z);
             let (xlo, xhi) = (
-                (lo * s - base).div_euclid(plane.pitch) - 1,
-                ((hi + 1) * s - base).div_euclid(plane.pitch) + 1,
+                floor_div(lo * s - base, plane.pitch) - 1,
+                floor_div((hi + 1) * s - base, plane.pitch) + 1,
             );
             let (bx_lo, bx_hi) = grid.blocks_reaching(xlo, xhi, reach[0]);
             for yz in 0..self.rows_yz.len() {
