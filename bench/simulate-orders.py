@@ -35,16 +35,36 @@ records = json.load(open(report))["records"]
 base = [int(n) for n in domain.split(",")]
 
 
-def sim_domain(block, fold):
+def machine_sms(name):
+    """Streaming multiprocessors of a preset or machine file."""
+    path = name if name.endswith(".toml") else f"{__file__.rsplit('/', 2)[0]}/machines/{name}.toml"
+    return int(re.search(r"^sms\s*=\s*(\d+)", open(path).read(), re.M).group(1))
+
+
+SMS = machine_sms(machine)
+full = json.load(open(report))["domain"]["size"]
+
+
+def sim_domain(block, fold, blocks_per_sm):
     """The base domain, grown along each axis to two tiles where a tile is larger (a clipped block
-    would not be the one measured)."""
+    would not be the one measured), then doubled along z, y and x until the grid fills a wave
+    (fewer blocks would share an SM's L1 than in the measurement), at most the report's domain."""
     tile = [b * f for b, f in zip(block, fold)]
-    return ",".join(str(max(n, 2 * t)) for n, t in zip(base, tile))
+    dom = [min(max(n, 2 * t), m) for n, t, m in zip(base, tile, full)]
+    for ax in (2, 1, 0):
+        while True:
+            blocks = 1
+            for n, t in zip(dom, tile):
+                blocks *= -(-n // t)
+            if blocks >= SMS * blocks_per_sm or dom[ax] >= full[ax]:
+                break
+            dom[ax] = min(2 * dom[ax], full[ax])
+    return ",".join(map(str, dom))
 
 
 def volumes(block, fold, blocks_per_sm, order):
     """(visitor, simulation) L2 load in B/LUP, None where too large to simulate."""
-    cmd = [binary, "volumes", kernel, "--machine", machine, "--domain", sim_domain(block, fold),
+    cmd = [binary, "volumes", kernel, "--machine", machine, "--domain", sim_domain(block, fold, blocks_per_sm),
            "--block", ",".join(map(str, block)), "--fold", ",".join(map(str, fold)),
            "--blocks-per-sm", str(blocks_per_sm), "--simulate", "--issue-order", order] + extra
     out = subprocess.run(cmd, capture_output=True, text=True)
@@ -78,13 +98,13 @@ for r in records:
     rows.append([est] + sims + [meas])
     b = "×".join(map(str, c["block"]))
     f = "×".join(map(str, c["fold"]))
-    d = sim_domain(c["block"], c["fold"]).replace(",", "×")
+    d = sim_domain(c["block"], c["fold"], blocks_per_sm).replace(",", "×")
     cells = " | ".join(f"{v:.1f}" for v in rows[-1])
     print(f"| {b} | {f} | {blocks_per_sm} | {d} | {cells} |", flush=True)
 
 print()
-print(f"{len(rows)} configurations ({skipped} too large to simulate), each on {domain} or two tiles "
-      "per axis where a tile is larger; L2 load error against the measurement:")
+print(f"{len(rows)} configurations ({skipped} too large to simulate), each on {domain}, grown to two tiles "
+      "per axis and to a full wave; L2 load error against the measurement:")
 for i, name in enumerate(names):
     errs = [v[i] / v[-1] - 1 for v in rows]
     within = sum(abs(e) <= 0.10 for e in errs) / len(errs)

@@ -6,9 +6,10 @@
 //! warp within one step), so a wave's blocks finish together and the next wave starts. That is the
 //! visitor's order; [`IssueOrder::WarpBurst`] is the other extreme (each warp issues a fold point's
 //! instructions back to back, as independent loads are), to bracket what the hardware does, and
-//! [`IssueOrder::SchedulerBurst`] interleaves the bursts of the SM's four schedulers. Each SM
-//! has an LRU L1 of 128 B lines with 32 B sectors filled sector by sector; one shared L2 is LRU at sector
-//! granularity. Loads go through L1; stores are written through to L2 (they update a present L1
+//! [`IssueOrder::SchedulerBurst`] interleaves the bursts of the SM's four schedulers;
+//! [`IssueOrder::Drift`] is lockstep with each warp late by its own delay, as warps drift apart on
+//! the GPU. Each SM has an LRU L1 of 128 B lines with 32 B sectors filled sector by sector; one
+//! shared L2 is LRU at sector granularity. Loads go through L1; stores are written through to L2 (they update a present L1
 //! sector, but allocate none). L2 write-allocates with a byte mask: a dirty sector costs a DRAM write
 //! when evicted or at the end, and one not fully written (nor filled by a read) also a DRAM read.
 
@@ -264,6 +265,24 @@ pub enum IssueOrder {
     /// instruction (SM after SM within a fold point), as greedy schedulers that issue from one warp
     /// until its loads stall it would.
     SchedulerBurst,
+    /// Lockstep, but each warp runs late by its own delay, drawn uniformly (and reproducibly)
+    /// from zero to `hundredths`/100 fold points: warps of one block drift apart as measured on
+    /// the GPU (`bench/warp-skew.py`), so a sector two warps share at one fold point is reused
+    /// after the instructions the SM issues meanwhile.
+    Drift {
+        /// The largest delay, in hundredths of a fold point.
+        hundredths: u32,
+    },
+}
+
+/// The delay of warp `w` of the wave's block `bi` in [`IssueOrder::Drift`], in instructions
+/// (a splitmix64 hash of the warp, scaled to `0..max`).
+fn drift_delay(bi: usize, w: usize, max: f64) -> usize {
+    let mut z = ((bi as u64) << 20 ^ w as u64).wrapping_add(0x9e37_79b9_7f4a_7c15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^= z >> 31;
+    ((z >> 11) as f64 / (1u64 << 53) as f64 * max) as usize
 }
 
 /// Warp schedulers (SM sub-partitions) per SM, Volta to Hopper.
@@ -318,7 +337,7 @@ pub fn simulate_counts(
     let mut lanes: Vec<i64> = Vec::with_capacity(warp);
     let mut words: Vec<i64> = Vec::with_capacity(2 * warp);
     let mut wave_blocks: Vec<(usize, [usize; 3])> = Vec::new();
-    let mut issues: Vec<(usize, usize, usize)> = Vec::new();
+    let mut issues: Vec<(usize, usize, usize, usize)> = Vec::new();
     for start in (0..nblocks).step_by(wave) {
         wave_blocks.clear();
         for id in start..(start + wave).min(nblocks) {
@@ -332,21 +351,41 @@ pub fn simulate_counts(
         // Issue order within a step: SM by SM, then the SM's blocks in launch order.
         wave_blocks.sort_by_key(|(sm, _)| *sm);
         let ninstr = prog.instructions.len();
-        for (fi, p) in folds.iter().enumerate() {
-            // The warp instructions of the fold point, `(instruction, block, warp)`, in issue order.
+        // Per fold point (the whole wave at once for drift), the warp instructions
+        // `(fold point, instruction, block, warp)` in issue order, then their accesses.
+        let drift = matches!(order, IssueOrder::Drift { .. });
+        for fi in 0..if drift { 1 } else { folds.len() } {
             issues.clear();
             match order {
+                IssueOrder::Drift { hundredths } => {
+                    // Each warp's instructions at their lockstep time plus its delay; ties in lockstep
+                    // order (SM, block, warp).
+                    let max = f64::from(hundredths) / 100.0 * ninstr as f64;
+                    let mut timed: Vec<(usize, usize, usize, usize, usize)> = Vec::new();
+                    for bi in 0..wave_blocks.len() {
+                        for w in 0..nwarps {
+                            let d = drift_delay(start + bi, w, max);
+                            for fi in 0..folds.len() {
+                                timed.extend(
+                                    (0..ninstr).map(|n| (fi * ninstr + n + d, bi, w, fi, n)),
+                                );
+                            }
+                        }
+                    }
+                    timed.sort_unstable();
+                    issues.extend(timed.iter().map(|&(_, bi, w, fi, n)| (fi, n, bi, w)));
+                }
                 IssueOrder::Lockstep => {
                     for n in 0..ninstr {
                         for bi in 0..wave_blocks.len() {
-                            issues.extend((0..nwarps).map(|w| (n, bi, w)));
+                            issues.extend((0..nwarps).map(|w| (fi, n, bi, w)));
                         }
                     }
                 }
                 IssueOrder::WarpBurst => {
                     for bi in 0..wave_blocks.len() {
                         for w in 0..nwarps {
-                            issues.extend((0..ninstr).map(|n| (n, bi, w)));
+                            issues.extend((0..ninstr).map(|n| (fi, n, bi, w)));
                         }
                     }
                 }
@@ -362,13 +401,14 @@ pub fn simulate_counts(
                         first += on_sm.len();
                         for round in warps.chunks(SCHEDULERS_PER_SM) {
                             for n in 0..ninstr {
-                                issues.extend(round.iter().map(|&(bi, w)| (n, bi, w)));
+                                issues.extend(round.iter().map(|&(bi, w)| (fi, n, bi, w)));
                             }
                         }
                     }
                 }
             }
-            for &(n, bi, w) in &issues {
+            for &(fi, n, bi, w) in &issues {
+                let p = &folds[fi];
                 let ins = &prog.instructions[n];
                 // A load an earlier fold point of the thread made is in a register.
                 if !prog.issues(fi, n) {

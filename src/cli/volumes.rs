@@ -43,6 +43,20 @@ pub struct VolumesArgs {
     /// The order in which the simulator's warps issue their instructions.
     #[arg(long, value_enum, default_value_t = IssueOrderArg::Lockstep, requires = "simulate")]
     issue_order: IssueOrderArg,
+    /// With `--issue-order drift`: the largest delay of a warp, in fold points (each warp's is
+    /// drawn uniformly from 0 to this).
+    #[arg(long, default_value_t = 1.0, value_parser = drift_fold_points)]
+    drift: f64,
+}
+
+/// Parses `--drift`: fold points from 0 to 100.
+fn drift_fold_points(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(v) if (0.0..=100.0).contains(&v) => Ok(v),
+        _ => Err(format!(
+            "`{s}` is not a number of fold points from 0 to 100"
+        )),
+    }
 }
 
 /// `--issue-order`: see [`cachesim::IssueOrder`].
@@ -54,6 +68,8 @@ enum IssueOrderArg {
     WarpBurst,
     /// Warps dealt to the SM's four schedulers, each in warp-burst order, taking turns.
     SchedulerBurst,
+    /// Lockstep with each warp late by a random delay of up to `--drift` fold points.
+    Drift,
 }
 
 fn triple(v: &[usize], what: &str) -> Result<[usize; 3], CliError> {
@@ -114,6 +130,9 @@ pub fn run(a: &VolumesArgs, out: &mut impl Write) -> Result<(), CliError> {
             IssueOrderArg::Lockstep => cachesim::IssueOrder::Lockstep,
             IssueOrderArg::WarpBurst => cachesim::IssueOrder::WarpBurst,
             IssueOrderArg::SchedulerBurst => cachesim::IssueOrder::SchedulerBurst,
+            IssueOrderArg::Drift => cachesim::IssueOrder::Drift {
+                hundredths: (a.drift * 100.0).round() as u32,
+            },
         };
         Some(cachesim::simulate_in(k, &domain, &config, &params, order)?)
     } else {

@@ -406,3 +406,37 @@ fn simulator_issue_orders_bracket_l1_reuse() {
     assert_eq!(all[0], all[1]);
     assert_eq!(all[0], all[2]);
 }
+
+#[test]
+fn simulator_drift_delays_reuse_between_warps() {
+    use crate::cachesim::{simulate_counts, IssueOrder};
+    // Each warp (a row of 32 f64: two lines) loads its row and the next one: the next row is
+    // the next warp's own, loaded at the same fold point. In lockstep the second touch follows
+    // the first within the step; with warps up to 4 fold points apart, the SM's other warps'
+    // lines (16 per instruction) come in between and evict it from an L1 of 32 lines.
+    let k = kernel(
+        Field::scalar("u", Dtype::F64, 1, FieldRole::Input),
+        Field::scalar("v", Dtype::F64, 0, FieldRole::Output),
+        &[([0; 3], 0), ([0, 1, 0], 0)],
+    );
+    let d = Domain::new3(64, 16, 64);
+    let c = LaunchConfig::new([32, 4, 1], [1, 1, 8]);
+    let p = CacheParams {
+        sms: 4,
+        l1_bytes: 32 * 128,
+        ..big()
+    };
+    let run = |order| simulate_counts(&k, &d, &c, &p, order).unwrap();
+    let lock = run(IssueOrder::Lockstep);
+    assert_eq!(run(IssueOrder::Drift { hundredths: 0 }), lock);
+    let drift = run(IssueOrder::Drift { hundredths: 400 });
+    assert!(
+        drift.l2_load_sectors as f64 > 1.2 * lock.l2_load_sectors as f64,
+        "drift {} against lockstep {}",
+        drift.l2_load_sectors,
+        lock.l2_load_sectors
+    );
+    // The per-warp counts do not depend on the order.
+    assert_eq!(drift.l1_load_sectors, lock.l1_load_sectors);
+    assert_eq!(drift.l2_store_sectors, lock.l2_store_sectors);
+}

@@ -1,0 +1,219 @@
+#!/usr/bin/env python3
+"""How far the warps of an SM drift apart, in fold points, while a generated stencil kernel runs.
+
+The footprint visitor and the simulator assume the warps of a wave advance together (lockstep, or
+each warp's fold point issued as a burst): a sector reused by another warp at the same fold point
+is reused within a few instructions. This measures that assumption on the GPU. It emits the CUDA
+twin of each configuration of a counter sweep, adds a timestamp (`clock64`, lane 0 of each warp,
+with a memory clobber so that no load moves across it) at the start of every fold point and at the
+end, and the SM the warp ran on; it checks the output against a reference computed with CuPy
+(the same star stencil, from the coefficients in the source), then reports per configuration:
+
+- `lag` between the warps of one block: when a warp starts fold point f, how many fold points
+  behind (or ahead of) it each other running warp of its block is (|f - f'|, f' the fold point that
+  warp is in); the share of such pairs at 0, 1, 2 and more fold points;
+- `lag_sm` the same against the warps of the other blocks resident on the SM;
+- the median duration of a fold point, in cycles.
+
+usage (on a machine with an NVIDIA GPU, CuPy and the stencilscope binary):
+  bench/warp-skew.py BIN REPORT.json KERNEL.toml OUT.json [--dtype f64] [--domain 256,256,256]
+then, anywhere:
+  bench/warp-skew.py --summary OUT.json [RECHECKED_REPORT.json]
+The first form takes about 8 minutes for 52 configurations on an H100 (mostly the lag statistics,
+in NumPy). The second form prints a Markdown table; with a counter report re-analysed by the current visitor
+(`bench/recheck-counters.sh`) it adds the estimated and measured L2 load.
+"""
+import datetime
+import json
+import re
+import subprocess
+import sys
+
+
+def instrument(src):
+    """The source with a timestamp per fold point and at the end; (source, fold points)."""
+    lines = src.split("\n")
+    out = []
+    nf = 0
+    sig = None
+    pending = False
+    for i, line in enumerate(lines):
+        if line.startswith('extern "C" __global__'):
+            sig = len(out)
+            line = line.rstrip()
+            assert line.endswith(")"), line
+            line = line[:-1] + ", unsigned long long* __restrict__ ss_ts)"
+        if line.strip().startswith("// fold point"):
+            pending = True
+        elif pending and line.endswith("{"):
+            # Before the fold point's block (plain or guarded), so that every warp stamps it;
+            # after the declarations of the values it keeps in registers.
+            out.append(f"    SS_STAMP({nf + 1});")
+            nf += 1
+            pending = False
+        out.append(line)
+    assert sig is not None and nf > 0, "not a generated CUDA kernel"
+    # The kernel body ends with the last line "}"; the end stamp goes before it.
+    end = max(i for i, l in enumerate(out) if l == "}")
+    out.insert(end, f"    SS_STAMP({nf + 1});")
+    # Per warp record: SM, then the clock at each fold point's start and at the end.
+    prologue = f"""
+    const unsigned ss_lin = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
+    const unsigned ss_wpb = (blockDim.x * blockDim.y * blockDim.z + 31) / 32;
+    const unsigned long long ss_blk = blockIdx.x + (unsigned long long)gridDim.x * (blockIdx.y + (unsigned long long)gridDim.y * blockIdx.z);
+    unsigned long long* ss_rec = ss_ts + (ss_blk * ss_wpb + ss_lin / 32) * {nf + 2};
+    if (ss_lin % 32 == 0) {{ unsigned smid; asm volatile("mov.u32 %0, %%smid;" : "=r"(smid)); ss_rec[0] = smid; }}
+#define SS_STAMP(k) do {{ unsigned long long t_; asm volatile("mov.u64 %0, %%clock64;" : "=l"(t_) :: "memory"); if (ss_lin % 32 == 0) ss_rec[k] = t_; }} while (0)"""
+    body = out.index("{", sig)
+    out.insert(body + 1, prologue)
+    return "\n".join(out), nf
+
+
+def reference(cp, u, src):
+    """The star stencil's result from the coefficients printed in the source (interior only)."""
+    found = {}
+    for val, idx in re.findall(r"\(?(-?[0-9][0-9.e+-]*)\)? /\* c(\d+) \*/", src):
+        found.setdefault(int(idx), float(val))
+    coef = [found[k] for k in sorted(found)]
+    r = len(coef) - 1
+    n = [s - 2 * r for s in u.shape]
+    core = (slice(r, r + n[0]), slice(r, r + n[1]), slice(r, r + n[2]))
+    v = coef[0] * u[core]
+    for k in range(1, r + 1):
+        acc = cp.zeros_like(v)
+        for ax in range(3):
+            for sgn in (-1, 1):
+                sl = list(core)
+                sl[ax] = slice(r + sgn * k, r + sgn * k + n[ax])
+                acc += u[tuple(sl)]
+        v += coef[k] * acc
+    return v, core
+
+
+def lags(rec, nf, wpb):
+    """Lag histograms (within the block, against other blocks of the SM) and fold durations."""
+    import numpy as np
+
+    nb = rec.shape[0] // wpb
+    sm = rec[:, 0].astype(np.int64)
+    t = rec[:, 1:].astype(np.int64)  # nf + 1 stamps: starts of the fold points, then the end
+    dur = np.median(np.diff(t, axis=1)) if nf > 1 else float(np.median(t[:, -1] - t[:, 0]))
+    within = np.zeros(4)
+    across = np.zeros(4)
+    # Per SM, warps ordered by start; for each warp and fold point, the fold point the others
+    # are in (searchsorted on their stamps).
+    blk = np.repeat(np.arange(nb), wpb)
+    rng = np.random.default_rng(0)
+    for s in np.unique(sm):
+        ws = np.nonzero(sm == s)[0]
+        # Sample warps to keep this quick on long grids.
+        pick = ws if len(ws) <= 256 else rng.choice(ws, 256, replace=False)
+        ts = t[ws]
+        for w in pick:
+            for f in range(nf):
+                now = t[w, f]
+                running = (ts[:, 0] <= now) & (ts[:, -1] > now)
+                others = ws[running]
+                if len(others) < 2:
+                    continue
+                fo = (ts[running] <= now).sum(axis=1) - 1  # fold point each running warp is in
+                lag = np.minimum(np.abs(fo - f), 3)
+                same = blk[others] == blk[w]
+                me = others == w
+                within += np.bincount(lag[same & ~me], minlength=4)[:4]
+                across += np.bincount(lag[~same], minlength=4)[:4]
+    return within, across, float(dur)
+
+
+def measure(binary, report, kernel, out_path, dtype, domain):
+    import cupy as cp
+    import numpy as np
+
+    records = json.load(open(report))["records"]
+    results = []
+    for r in records:
+        block, fold = r["config"]["block"], r["config"]["fold"]
+        cmd = [binary, "emit", kernel, "--target", "cuda", "--block", ",".join(map(str, block)),
+               "--fold", ",".join(map(str, fold)), "--dtype", dtype, "--domain", domain]
+        src = subprocess.run(cmd, capture_output=True, text=True, check=True).stdout
+        grid = [int(g) for g in re.search(r"blocks \[(\d+), (\d+), (\d+)\]", src).groups()]
+        ext = [int(e) for e in re.search(r"fld_u: input \d+ elements, extent \[(\d+), (\d+), (\d+)\]",
+                                         src).groups()]
+        name = re.search(r"__global__ void (?:__launch_bounds__\(\d+\) )?(\w+)\(", src).group(1)
+        isrc, nf = instrument(src)
+        kern = cp.RawKernel(isrc, name)
+        ty = cp.float64 if dtype == "f64" else cp.float32
+        u = cp.random.default_rng(1).random(ext[::-1], dtype=cp.float64).astype(ty)
+        v = cp.zeros_like(u)
+        threads = block[0] * block[1] * block[2]
+        wpb = (threads + 31) // 32
+        nblocks = grid[0] * grid[1] * grid[2]
+        ts = cp.zeros(nblocks * wpb * (nf + 2), dtype=cp.uint64)
+        args = (u, v, ts)
+        kern(tuple(grid), tuple(block), args)  # warm-up (and the checked result)
+        ref, core = reference(cp, u, src)
+        err = float(cp.max(cp.abs(v[core] - ref)) / (cp.max(cp.abs(ref)) + 1e-30))
+        tol = 1e-12 if dtype == "f64" else 1e-5
+        if not err <= tol:
+            sys.exit(f"{block} fold {fold}: result differs from the reference ({err:.2e})")
+        ts.fill(0)
+        kern(tuple(grid), tuple(block), args)
+        cp.cuda.runtime.deviceSynchronize()
+        rec = cp.asnumpy(ts).reshape(nblocks * wpb, nf + 2)
+        within, across, dur = lags(rec, nf, wpb)
+        results.append({"block": block, "fold": fold, "fold_points": nf, "warps_per_block": wpb,
+                        "lag_within_block": within.tolist(), "lag_sm": across.tolist(),
+                        "fold_cycles_median": dur, "max_rel_error": err})
+        print(f"{block} fold {fold}: fold points {nf}, lag within block 0/1/2/3+ "
+              f"{(within / max(within.sum(), 1)).round(3).tolist()}, on the SM "
+              f"{(across / max(across.sum(), 1)).round(3).tolist()}, {dur:.0f} cycles per fold point",
+              flush=True)
+    dev = cp.cuda.runtime.getDeviceProperties(0)
+    smi = subprocess.run(["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"],
+                         capture_output=True, text=True).stdout.strip()
+    git = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True)
+    json.dump({"device": dev["name"].decode(), "driver": smi,
+               "cuda_driver_api": cp.cuda.runtime.driverGetVersion(),
+               "commit": git.stdout.strip() or None,
+               "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+               "report": report, "kernel": kernel, "dtype": dtype, "domain": domain,
+               "results": results}, open(out_path, "w"), indent=1)
+
+
+def summary(path, recheck=None):
+    d = json.load(open(path))
+    est = {}
+    if recheck:
+        for r in json.load(open(recheck))["records"]:
+            key = (tuple(r["config"]["block"]), tuple(r["config"]["fold"]))
+            est[key] = (r["estimate"]["l2_load"], r["measured"]["l2_load"])
+    print(f"{d['device']}, {d['kernel'].split('/')[-1]} {d['dtype']} {d['domain']}\n")
+    head = "| block | fold | fold points | warps/block | lag 0 / 1 / 2+ (block) | lag 0 / 1 / 2+ (SM) | cycles per fold point |"
+    if est:
+        head += " L2 load est. | measured | error |"
+    print(head)
+    print("|" + "---|" * (head.count("|") - 1))
+    for r in d["results"]:
+        def share(h):
+            s = sum(h) or 1
+            return f"{h[0] / s:.2f} / {h[1] / s:.2f} / {(h[2] + h[3]) / s:.2f}"
+        line = (f"| {'×'.join(map(str, r['block']))} | {'×'.join(map(str, r['fold']))} | "
+                f"{r['fold_points']} | {r['warps_per_block']} | {share(r['lag_within_block'])} | "
+                f"{share(r['lag_sm'])} | {r['fold_cycles_median']:.0f} |")
+        key = (tuple(r["block"]), tuple(r["fold"]))
+        if key in est:
+            e, m = est[key]
+            line += f" {e:.1f} | {m:.1f} | {100 * (e / m - 1):+.0f} % |"
+        print(line)
+
+
+if __name__ == "__main__":
+    a = sys.argv[1:]
+    if a and a[0] == "--summary":
+        summary(a[1], a[2] if len(a) > 2 else None)
+    elif len(a) >= 4:
+        opts = dict(zip(a[4::2], a[5::2]))
+        measure(a[0], a[1], a[2], a[3], opts.get("--dtype", "f64"),
+                opts.get("--domain", "256,256,256"))
+    else:
+        sys.exit(__doc__)
