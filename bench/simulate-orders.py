@@ -3,12 +3,13 @@
 
 For every configuration of a committed counter report (`bench/results/<gpu>/counters/*.json`), runs
 `stencilscope volumes --simulate` on a smaller domain (the simulator is exact but slow; grown to two
-tiles per axis where a tile is larger) once per issue order: lockstep (the visitor's model),
-warp-burst (each warp issues a fold point's instructions back to back) and scheduler-burst (the SM's
-warps dealt to its four schedulers, each in warp-burst order, taking turns). Prints a Markdown table
-of the visitor's estimate, each simulation and the measured L2 load (of the report's domain), then
-the share within +-10 % of the measurement for each. L2 load is L1 misses, which depend on the
-blocks sharing an SM, not on the domain size.
+tiles per axis where a tile is larger, then until the grid fills a wave) once per issue order:
+lockstep (the visitor's model), warp-burst (each warp issues a fold point's instructions back to
+back) and scheduler-burst (the SM's warps dealt to its four schedulers, each in warp-burst order,
+taking turns); `--orders` picks others, e.g. `drift` (with `--drift D` passed on). Prints a
+Markdown table of the visitor's estimate, each simulation and the measured L2 load (of the report's
+domain), then the share within +-10 % of the measurement for each. L2 load is L1 misses, which
+depend on the blocks sharing an SM, not on the domain size.
 
 usage: bench/simulate-orders.py BIN REPORT.json KERNEL.toml MACHINE DOMAIN [--orders A,B,...]
                                 [extra volumes args...]
@@ -31,7 +32,8 @@ if "--orders" in extra:
     i = extra.index("--orders")
     orders = extra[i + 1].split(",")
     del extra[i:i + 2]
-records = json.load(open(report))["records"]
+sweep = json.load(open(report))
+records = sweep["records"]
 base = [int(n) for n in domain.split(",")]
 
 
@@ -42,7 +44,7 @@ def machine_sms(name):
 
 
 SMS = machine_sms(machine)
-full = json.load(open(report))["domain"]["size"]
+full = sweep["domain"]["size"]
 
 
 def sim_domain(block, fold, blocks_per_sm):
@@ -64,7 +66,8 @@ def sim_domain(block, fold, blocks_per_sm):
 
 def volumes(block, fold, blocks_per_sm, order):
     """(visitor, simulation) L2 load in B/LUP, None where too large to simulate."""
-    cmd = [binary, "volumes", kernel, "--machine", machine, "--domain", sim_domain(block, fold, blocks_per_sm),
+    cmd = [binary, "volumes", kernel, "--machine", machine,
+           "--domain", sim_domain(block, fold, blocks_per_sm),
            "--block", ",".join(map(str, block)), "--fold", ",".join(map(str, fold)),
            "--blocks-per-sm", str(blocks_per_sm), "--simulate", "--issue-order", order] + extra
     out = subprocess.run(cmd, capture_output=True, text=True)

@@ -2,16 +2,17 @@
 //! for the visitor's assumptions, for small domains only.
 //!
 //! Blocks go to SMs in launch order (block `i` of a wave to SM `i mod SMs`, up to `blocks_per_sm`
-//! each); all warps execute in lockstep, instruction by instruction (SM by SM, block by block, warp by
-//! warp within one step), so a wave's blocks finish together and the next wave starts. That is the
-//! visitor's order; [`IssueOrder::WarpBurst`] is the other extreme (each warp issues a fold point's
-//! instructions back to back, as independent loads are), to bracket what the hardware does, and
-//! [`IssueOrder::SchedulerBurst`] interleaves the bursts of the SM's four schedulers;
+//! each); all warps execute in lockstep, instruction by instruction (SM by SM, block by block, warp
+//! by warp within one step), so a wave's blocks finish together and the next wave starts. That is
+//! the visitor's order; [`IssueOrder::WarpBurst`] is the other extreme (each warp issues a fold
+//! point's instructions back to back, as independent loads are), to bracket what the hardware does,
+//! and [`IssueOrder::SchedulerBurst`] interleaves the bursts of the SM's four schedulers;
 //! [`IssueOrder::Drift`] is lockstep with each warp late by its own delay, as warps drift apart on
 //! the GPU. Each SM has an LRU L1 of 128 B lines with 32 B sectors filled sector by sector; one
-//! shared L2 is LRU at sector granularity. Loads go through L1; stores are written through to L2 (they update a present L1
-//! sector, but allocate none). L2 write-allocates with a byte mask: a dirty sector costs a DRAM write
-//! when evicted or at the end, and one not fully written (nor filled by a read) also a DRAM read.
+//! shared L2 is LRU at sector granularity. Loads go through L1; stores are written through to L2
+//! (they update a present L1 sector, but allocate none). L2 write-allocates with a byte mask: a
+//! dirty sector costs a DRAM write when evicted or at the end, and one not fully written (nor
+//! filled by a read) also a DRAM read.
 
 use crate::config::LaunchConfig;
 use crate::footprint::{
@@ -353,13 +354,16 @@ pub fn simulate_counts(
         let ninstr = prog.instructions.len();
         // Per fold point (the whole wave at once for drift), the warp instructions
         // `(fold point, instruction, block, warp)` in issue order, then their accesses.
-        let drift = matches!(order, IssueOrder::Drift { .. });
-        for fi in 0..if drift { 1 } else { folds.len() } {
+        let parts = match order {
+            IssueOrder::Drift { .. } => 1,
+            _ => folds.len(),
+        };
+        for part in 0..parts {
             issues.clear();
             match order {
                 IssueOrder::Drift { hundredths } => {
-                    // Each warp's instructions at their lockstep time plus its delay; ties in lockstep
-                    // order (SM, block, warp).
+                    // Each warp's instructions at their lockstep time plus its delay; ties in
+                    // lockstep order (SM, block, warp).
                     let max = f64::from(hundredths) / 100.0 * ninstr as f64;
                     let mut timed: Vec<(usize, usize, usize, usize, usize)> = Vec::new();
                     for bi in 0..wave_blocks.len() {
@@ -378,14 +382,14 @@ pub fn simulate_counts(
                 IssueOrder::Lockstep => {
                     for n in 0..ninstr {
                         for bi in 0..wave_blocks.len() {
-                            issues.extend((0..nwarps).map(|w| (fi, n, bi, w)));
+                            issues.extend((0..nwarps).map(|w| (part, n, bi, w)));
                         }
                     }
                 }
                 IssueOrder::WarpBurst => {
                     for bi in 0..wave_blocks.len() {
                         for w in 0..nwarps {
-                            issues.extend((0..ninstr).map(|n| (fi, n, bi, w)));
+                            issues.extend((0..ninstr).map(|n| (part, n, bi, w)));
                         }
                     }
                 }
@@ -401,7 +405,7 @@ pub fn simulate_counts(
                         first += on_sm.len();
                         for round in warps.chunks(SCHEDULERS_PER_SM) {
                             for n in 0..ninstr {
-                                issues.extend(round.iter().map(|&(bi, w)| (fi, n, bi, w)));
+                                issues.extend(round.iter().map(|&(bi, w)| (part, n, bi, w)));
                             }
                         }
                     }

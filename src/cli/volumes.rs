@@ -44,9 +44,9 @@ pub struct VolumesArgs {
     #[arg(long, value_enum, default_value_t = IssueOrderArg::Lockstep, requires = "simulate")]
     issue_order: IssueOrderArg,
     /// With `--issue-order drift`: the largest delay of a warp, in fold points (each warp's is
-    /// drawn uniformly from 0 to this).
-    #[arg(long, default_value_t = 1.0, value_parser = drift_fold_points)]
-    drift: f64,
+    /// drawn uniformly from 0 to this) [default: 1].
+    #[arg(long, value_parser = drift_fold_points)]
+    drift: Option<f64>,
 }
 
 /// Parses `--drift`: fold points from 0 to 100.
@@ -125,13 +125,18 @@ pub fn run(a: &VolumesArgs, out: &mut impl Write) -> Result<(), CliError> {
     };
     let params = CacheParams::from_machine(&machine, bps);
     let est = footprint::estimate(k, &config, &domain, &params)?;
+    if a.drift.is_some() && a.issue_order != IssueOrderArg::Drift {
+        return Err(CliError::Usage(
+            "--drift sets the delays of `--issue-order drift` and is used with it only".into(),
+        ));
+    }
     let sim = if a.simulate {
         let order = match a.issue_order {
             IssueOrderArg::Lockstep => cachesim::IssueOrder::Lockstep,
             IssueOrderArg::WarpBurst => cachesim::IssueOrder::WarpBurst,
             IssueOrderArg::SchedulerBurst => cachesim::IssueOrder::SchedulerBurst,
             IssueOrderArg::Drift => cachesim::IssueOrder::Drift {
-                hundredths: (a.drift * 100.0).round() as u32,
+                hundredths: (a.drift.unwrap_or(1.0) * 100.0).round() as u32,
             },
         };
         Some(cachesim::simulate_in(k, &domain, &config, &params, order)?)
