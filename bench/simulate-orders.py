@@ -18,10 +18,14 @@ usage: bench/simulate-orders.py BIN REPORT.json KERNEL.toml MACHINE DOMAIN [--or
          bench/counters/d3q19_srt_pull_aos.toml h200 256,64,64
 """
 import json
+import os
 import re
 import statistics
 import subprocess
 import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import benchlib  # noqa: E402
 
 if len(sys.argv) < 6:
     sys.exit(__doc__)
@@ -31,6 +35,12 @@ orders = ["lockstep", "warp-burst", "scheduler-burst"]
 if "--orders" in extra:
     i = extra.index("--orders")
     orders = extra[i + 1].split(",")
+    del extra[i:i + 2]
+# `--drift D` belongs to the drift order only (`volumes` refuses it with any other).
+drift = []
+if "--drift" in extra:
+    i = extra.index("--drift")
+    drift = extra[i:i + 2]
     del extra[i:i + 2]
 sweep = json.load(open(report))
 records = sweep["records"]
@@ -48,20 +58,8 @@ full = sweep["domain"]["size"]
 
 
 def sim_domain(block, fold, blocks_per_sm):
-    """The base domain, grown along each axis to two tiles where a tile is larger (a clipped block
-    would not be the one measured), then doubled along z, y and x until the grid fills a wave
-    (fewer blocks would share an SM's L1 than in the measurement), at most the report's domain."""
-    tile = [b * f for b, f in zip(block, fold)]
-    dom = [min(max(n, 2 * t), m) for n, t, m in zip(base, tile, full)]
-    for ax in (2, 1, 0):
-        while True:
-            blocks = 1
-            for n, t in zip(dom, tile):
-                blocks *= -(-n // t)
-            if blocks >= SMS * blocks_per_sm or dom[ax] >= full[ax]:
-                break
-            dom[ax] = min(2 * dom[ax], full[ax])
-    return ",".join(map(str, dom))
+    """The domain to simulate on (`benchlib.sim_domain`: two tiles per axis, then a full wave)."""
+    return benchlib.sim_domain(block, fold, blocks_per_sm, SMS, base, full)
 
 
 def volumes(block, fold, blocks_per_sm, order):
@@ -70,6 +68,8 @@ def volumes(block, fold, blocks_per_sm, order):
            "--domain", sim_domain(block, fold, blocks_per_sm),
            "--block", ",".join(map(str, block)), "--fold", ",".join(map(str, fold)),
            "--blocks-per-sm", str(blocks_per_sm), "--simulate", "--issue-order", order] + extra
+    if order == "drift":
+        cmd += drift
     out = subprocess.run(cmd, capture_output=True, text=True)
     if out.returncode != 0:
         if "too many to simulate" in out.stderr:

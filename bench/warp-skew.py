@@ -25,9 +25,13 @@ in NumPy). The second form prints a Markdown table; with a counter report re-ana
 """
 import datetime
 import json
+import os
 import re
 import subprocess
 import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from benchlib import star_reference  # noqa: E402
 
 
 def instrument(src):
@@ -67,27 +71,6 @@ def instrument(src):
     body = out.index("{", sig)
     out.insert(body + 1, prologue)
     return "\n".join(out), nf
-
-
-def reference(cp, u, src):
-    """The star stencil's result from the coefficients printed in the source (interior only)."""
-    found = {}
-    for val, idx in re.findall(r"\(?(-?[0-9][0-9.e+-]*)\)? /\* c(\d+) \*/", src):
-        found.setdefault(int(idx), float(val))
-    coef = [found[k] for k in sorted(found)]
-    r = len(coef) - 1
-    n = [s - 2 * r for s in u.shape]
-    core = (slice(r, r + n[0]), slice(r, r + n[1]), slice(r, r + n[2]))
-    v = coef[0] * u[core]
-    for k in range(1, r + 1):
-        acc = cp.zeros_like(v)
-        for ax in range(3):
-            for sgn in (-1, 1):
-                sl = list(core)
-                sl[ax] = slice(r + sgn * k, r + sgn * k + n[ax])
-                acc += u[tuple(sl)]
-        v += coef[k] * acc
-    return v, core
 
 
 def lags(rec, nf, wpb):
@@ -151,7 +134,7 @@ def measure(binary, report, kernel, out_path, dtype, domain):
         ts = cp.zeros(nblocks * wpb * (nf + 2), dtype=cp.uint64)
         args = (u, v, ts)
         kern(tuple(grid), tuple(block), args)  # warm-up (and the checked result)
-        ref, core = reference(cp, u, src)
+        ref, core = star_reference(cp, u, src)
         err = float(cp.max(cp.abs(v[core] - ref)) / (cp.max(cp.abs(ref)) + 1e-30))
         tol = 1e-12 if dtype == "f64" else 1e-5
         if not err <= tol:

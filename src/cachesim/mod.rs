@@ -8,7 +8,10 @@
 //! point's instructions back to back, as independent loads are), to bracket what the hardware does,
 //! and [`IssueOrder::SchedulerBurst`] interleaves the bursts of the SM's four schedulers;
 //! [`IssueOrder::Drift`] is lockstep with each warp late by its own delay, as warps drift apart on
-//! the GPU. Each SM has an LRU L1 of 128 B lines with 32 B sectors filled sector by sector; one
+//! the GPU. Each SM has an L1 of 128 B lines with 32 B sectors filled sector by sector, replacing
+//! the least recently used line ([`L1Replacement::Lru`], the visitor's model) or a random one
+//! ([`L1Replacement::Random`], the statistics of the set conflicts the GPU's L1 shows for
+//! strided rows: `bench/l1-policy.py`); one
 //! shared L2 is LRU at sector granularity. Loads go through L1; stores are written through to L2
 //! (they update a present L1 sector, but allocate none). L2 write-allocates with a byte mask: a
 //! dirty sector costs a DRAM write when evicted or at the end, and one not fully written (nor
@@ -57,6 +60,8 @@ struct Lru<V: Copy> {
     head: u32,
     tail: u32,
     capacity: usize,
+    /// Evict a random entry (xorshift state) instead of the least recent; `None`: LRU.
+    random: Option<u64>,
 }
 
 impl<V: Copy> Lru<V> {
@@ -70,6 +75,7 @@ impl<V: Copy> Lru<V> {
             head: NIL,
             tail: NIL,
             capacity: capacity.max(1),
+            random: None,
         }
     }
 
@@ -113,6 +119,12 @@ impl<V: Copy> Lru<V> {
         Some(&mut self.vals[i as usize])
     }
 
+    /// The same set, evicting a pseudo-random entry (seeded by `seed`) when full.
+    fn with_random_eviction(mut self, seed: u64) -> Lru<V> {
+        self.random = Some(seed | 1);
+        self
+    }
+
     /// Inserts an absent `key` as most recent; returns the evicted entry, if any.
     fn insert(&mut self, key: u64, val: V) -> Option<(u64, V)> {
         let mut evicted = None;
@@ -123,7 +135,15 @@ impl<V: Copy> Lru<V> {
             self.next.push(NIL);
             (self.keys.len() - 1) as u32
         } else {
-            let t = self.tail;
+            let t = match &mut self.random {
+                None => self.tail,
+                Some(x) => {
+                    *x ^= *x << 13;
+                    *x ^= *x >> 7;
+                    *x ^= *x << 17;
+                    (*x % self.capacity as u64) as u32
+                }
+            };
             self.unlink(t);
             let old = self.keys[t as usize];
             self.map.remove(&old);
@@ -276,6 +296,19 @@ pub enum IssueOrder {
     },
 }
 
+/// Which line an SM's L1 gives up for a new one.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum L1Replacement {
+    /// The least recently used (the visitor's model). The GPU's L1 behaves so for a warp sweeping
+    /// whole, consecutive lines (measured: `bench/l1-policy.py`).
+    #[default]
+    Lru,
+    /// A pseudo-random one (reproducible). For rows a pitch apart the GPU's L1 loses lines well
+    /// below its capacity (set conflicts); random replacement has that statistics without a set
+    /// mapping, which is not documented.
+    Random,
+}
+
 /// The delay of warp `w` of the wave's block `bi` in [`IssueOrder::Drift`], in instructions
 /// (a splitmix64 hash of the warp, scaled to `0..max`).
 fn drift_delay(bi: usize, w: usize, max: f64) -> usize {
@@ -296,6 +329,7 @@ pub fn simulate_counts(
     config: &LaunchConfig,
     params: &CacheParams,
     order: IssueOrder,
+    l1_replacement: L1Replacement,
 ) -> Result<SimCounts, FootprintError> {
     params.check()?;
     let prog = MemoryProgram::new(kernel, domain, config)?;
@@ -318,7 +352,15 @@ pub fn simulate_counts(
     let mut sim = Sim {
         p: params,
         l1: (0..params.sms)
-            .map(|_| Lru::new(params.l1_bytes / params.line_bytes))
+            .map(|sm| {
+                let l1 = Lru::new(params.l1_bytes / params.line_bytes);
+                match l1_replacement {
+                    L1Replacement::Lru => l1,
+                    L1Replacement::Random => {
+                        l1.with_random_eviction((sm as u64 + 1).wrapping_mul(0x9e37_79b9_7f4a_7c15))
+                    }
+                }
+            })
             .collect(),
         l2: Lru::new(params.l2_bytes / params.sector_bytes),
         c: SimCounts::default(),
@@ -477,18 +519,26 @@ pub fn simulate(
     config: &LaunchConfig,
     params: &CacheParams,
 ) -> Result<DataVolumes, FootprintError> {
-    simulate_in(kernel, domain, config, params, IssueOrder::Lockstep)
+    simulate_in(
+        kernel,
+        domain,
+        config,
+        params,
+        IssueOrder::Lockstep,
+        L1Replacement::Lru,
+    )
 }
 
-/// As [`simulate`], with the warps issuing in `order`.
+/// As [`simulate`], with the warps issuing in `order` and L1 replacing lines as `l1_replacement`.
 pub fn simulate_in(
     kernel: &Kernel,
     domain: &Domain,
     config: &LaunchConfig,
     params: &CacheParams,
     order: IssueOrder,
+    l1_replacement: L1Replacement,
 ) -> Result<DataVolumes, FootprintError> {
-    let c = simulate_counts(kernel, domain, config, params, order)?;
+    let c = simulate_counts(kernel, domain, config, params, order, l1_replacement)?;
     let n = domain.points() as f64;
     let s = params.sector_bytes as f64;
     Ok(DataVolumes {

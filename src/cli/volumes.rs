@@ -47,6 +47,18 @@ pub struct VolumesArgs {
     /// drawn uniformly from 0 to this) [default: 1].
     #[arg(long, value_parser = drift_fold_points)]
     drift: Option<f64>,
+    /// Which line the simulator's L1 gives up for a new one.
+    #[arg(long, value_enum, default_value_t = L1ReplacementArg::Lru, requires = "simulate")]
+    l1_replacement: L1ReplacementArg,
+}
+
+/// `--l1-replacement`: see [`cachesim::L1Replacement`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum L1ReplacementArg {
+    /// The least recently used line (the visitor's model).
+    Lru,
+    /// A random line (the statistics of the set conflicts of strided rows).
+    Random,
 }
 
 /// Parses `--drift`: fold points from 0 to 100.
@@ -139,7 +151,13 @@ pub fn run(a: &VolumesArgs, out: &mut impl Write) -> Result<(), CliError> {
                 hundredths: (a.drift.unwrap_or(1.0) * 100.0).round() as u32,
             },
         };
-        Some(cachesim::simulate_in(k, &domain, &config, &params, order)?)
+        let l1 = match a.l1_replacement {
+            L1ReplacementArg::Lru => cachesim::L1Replacement::Lru,
+            L1ReplacementArg::Random => cachesim::L1Replacement::Random,
+        };
+        Some(cachesim::simulate_in(
+            k, &domain, &config, &params, order, l1,
+        )?)
     } else {
         None
     };

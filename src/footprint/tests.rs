@@ -343,12 +343,10 @@ fn bank_passes_count_the_busiest_bank() {
     assert!((super::wavefronts(2, 3) - 2.4).abs() < 1e-12);
 }
 
-#[test]
-fn simulator_issue_orders_bracket_l1_reuse() {
-    use crate::cachesim::{simulate_counts, IssueOrder};
-    // Eight f64 components per point (64 B: two sectors), all loaded at the point itself. A
-    // warp's load of one component touches 16 lines; the 2 blocks of 4 warps on an SM touch
-    // 128 per instruction, twice what L1 holds here.
+/// Eight f64 components per point (64 B: two sectors), all loaded at the point itself, on a
+/// domain of 64×16×8 in blocks of 32×4: a warp's load of one component touches 16 lines, and the
+/// 2 blocks of 4 warps an SM gets with 4 SMs touch 128 per instruction.
+fn eight_components() -> (Kernel, Domain, LaunchConfig) {
     let mut src = Field::scalar("f", Dtype::F64, 0, FieldRole::Input);
     src.components = 8;
     src.layout = Layout::Zyxf;
@@ -358,14 +356,24 @@ fn simulator_issue_orders_bracket_l1_reuse() {
         Field::scalar("v", Dtype::F64, 0, FieldRole::Output),
         &loads,
     );
-    let d = Domain::new3(64, 16, 8);
-    let c = LaunchConfig::new([32, 4, 1], [1; 3]);
+    (
+        k,
+        Domain::new3(64, 16, 8),
+        LaunchConfig::new([32, 4, 1], [1; 3]),
+    )
+}
+
+#[test]
+fn simulator_issue_orders_bracket_l1_reuse() {
+    use crate::cachesim::{simulate_counts, IssueOrder, L1Replacement};
+    // 128 lines per instruction, twice what L1 holds here.
+    let (k, d, c) = eight_components();
     let p = CacheParams {
         sms: 4,
         l1_bytes: 64 * 128,
         ..big()
     };
-    let run = |order| simulate_counts(&k, &d, &c, &p, order).unwrap();
+    let run = |order| simulate_counts(&k, &d, &c, &p, order, L1Replacement::Lru).unwrap();
     let (lock, burst) = (run(IssueOrder::Lockstep), run(IssueOrder::WarpBurst));
     let points = d.points() as u64;
     // In lockstep every warp's lines are evicted before it loads the next component: each of
@@ -385,7 +393,7 @@ fn simulator_issue_orders_bracket_l1_reuse() {
         l1_bytes: 32 * 128,
         ..p
     };
-    let run_half = |order| simulate_counts(&k, &d, &c, &half, order).unwrap();
+    let run_half = |order| simulate_counts(&k, &d, &c, &half, order, L1Replacement::Lru).unwrap();
     assert_eq!(run_half(IssueOrder::WarpBurst).l2_load_sectors, 2 * points);
     assert_eq!(
         run_half(IssueOrder::SchedulerBurst).l2_load_sectors,
@@ -402,14 +410,14 @@ fn simulator_issue_orders_bracket_l1_reuse() {
         IssueOrder::WarpBurst,
         IssueOrder::SchedulerBurst,
     ]
-    .map(|o| simulate_counts(&one, &d, &c, &p, o).unwrap());
+    .map(|o| simulate_counts(&one, &d, &c, &p, o, L1Replacement::Lru).unwrap());
     assert_eq!(all[0], all[1]);
     assert_eq!(all[0], all[2]);
 }
 
 #[test]
 fn simulator_drift_delays_reuse_between_warps() {
-    use crate::cachesim::{simulate_counts, IssueOrder};
+    use crate::cachesim::{simulate_counts, IssueOrder, L1Replacement};
     // Each warp (a row of 32 f64: two lines) loads its row and the next one: the next row is
     // the next warp's own, loaded at the same fold point. In lockstep the second touch follows
     // the first within the step; with warps up to 4 fold points apart, the SM's other warps'
@@ -426,7 +434,7 @@ fn simulator_drift_delays_reuse_between_warps() {
         l1_bytes: 32 * 128,
         ..big()
     };
-    let run = |order| simulate_counts(&k, &d, &c, &p, order).unwrap();
+    let run = |order| simulate_counts(&k, &d, &c, &p, order, L1Replacement::Lru).unwrap();
     let lock = run(IssueOrder::Lockstep);
     assert_eq!(run(IssueOrder::Drift { hundredths: 0 }), lock);
     let drift = run(IssueOrder::Drift { hundredths: 400 });
@@ -439,4 +447,34 @@ fn simulator_drift_delays_reuse_between_warps() {
     // The per-warp counts do not depend on the order.
     assert_eq!(drift.l1_load_sectors, lock.l1_load_sectors);
     assert_eq!(drift.l2_store_sectors, lock.l2_store_sectors);
+}
+
+#[test]
+fn simulator_random_l1_replacement_smooths_the_capacity_cliff() {
+    use crate::cachesim::{simulate_counts, IssueOrder, L1Replacement};
+    // An SM's 8 warps touch 128 lines per instruction in lockstep.
+    let (k, d, c) = eight_components();
+    let points = d.points() as u64;
+    let l2_load = |lines: usize, l1| {
+        let p = CacheParams {
+            sms: 4,
+            l1_bytes: lines * 128,
+            ..big()
+        };
+        simulate_counts(&k, &d, &c, &p, IssueOrder::Lockstep, l1)
+            .unwrap()
+            .l2_load_sectors
+    };
+    // 128 lines between two uses of a line. LRU with 64 lines keeps none of them and with 256
+    // all; random replacement keeps some in the first case and, as lines of later blocks keep
+    // coming in, loses some in the second.
+    assert_eq!(l2_load(64, L1Replacement::Lru), 8 * points);
+    assert_eq!(l2_load(256, L1Replacement::Lru), 2 * points);
+    let small = l2_load(64, L1Replacement::Random);
+    let large = l2_load(256, L1Replacement::Random);
+    assert!(small < 8 * points * 9 / 10, "random, 64 lines: {small}");
+    assert!(large > 2 * points * 11 / 10, "random, 256 lines: {large}");
+    assert!(large < small);
+    // Reproducible.
+    assert_eq!(l2_load(64, L1Replacement::Random), small);
 }
