@@ -9,9 +9,9 @@
 //! and [`IssueOrder::SchedulerBurst`] interleaves the bursts of the SM's four schedulers;
 //! [`IssueOrder::Drift`] is lockstep with each warp late by its own delay, as warps drift apart on
 //! the GPU. Each SM has an L1 of 128 B lines with 32 B sectors filled sector by sector, replacing
-//! the least recently used line ([`L1Replacement::Lru`], the visitor's model) or a random one
-//! ([`L1Replacement::Random`], the statistics of the set conflicts the GPU's L1 shows for
-//! strided rows: `bench/l1-policy.py`); one
+//! the least recently used line of the line's set ([`L1Replacement::Lru`], the visitor's model:
+//! one fully associative set, or sets of `l1_conflict_ways` ways filled by a hash) or a random
+//! line of the whole L1 ([`L1Replacement::Random`]); one
 //! shared L2 is LRU at sector granularity. Loads go through L1; stores are written through to L2
 //! (they update a present L1 sector, but allocate none). L2 write-allocates with a byte mask: a
 //! dirty sector costs a DRAM write when evicted or at the end, and one not fully written (nor
@@ -190,13 +190,29 @@ pub struct SimCounts {
 
 struct Sim<'a> {
     p: &'a CacheParams,
-    l1: Vec<Lru<u64>>,
+    /// Per SM, its L1's sets (one where fully associative).
+    l1: Vec<Vec<Lru<u64>>>,
     l2: Lru<L2Sector>,
     c: SimCounts,
     full: u64,
 }
 
 impl Sim<'_> {
+    /// The set of SM `sm`'s L1 that `line` falls into (by a hash, as if at random).
+    fn l1_set(&mut self, sm: usize, line: u64) -> &mut Lru<u64> {
+        let sets = &mut self.l1[sm];
+        let n = sets.len() as u64;
+        let i = if n == 1 {
+            0
+        } else {
+            let mut z = line.wrapping_add(0x9e37_79b9_7f4a_7c15);
+            z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+            z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+            (z ^ (z >> 31)) % n
+        };
+        &mut sets[i as usize]
+    }
+
     fn l2_evicted(&mut self, s: L2Sector) {
         if s.dirty {
             self.c.dram_store_sectors += 1;
@@ -248,11 +264,12 @@ impl Sim<'_> {
         let per_line = (self.p.line_bytes / self.p.sector_bytes) as u64;
         let line = sector / per_line;
         let bit = 1u64 << (sector % per_line);
-        match self.l1[sm].touch(line) {
+        let set = self.l1_set(sm, line);
+        match set.touch(line) {
             Some(m) if *m & bit != 0 => return,
             Some(m) => *m |= bit,
             None => {
-                self.l1[sm].insert(line, bit);
+                set.insert(line, bit);
             }
         }
         self.c.l2_load_sectors += 1;
@@ -263,7 +280,8 @@ impl Sim<'_> {
         let per_line = (self.p.line_bytes / self.p.sector_bytes) as u64;
         // Write-through: a present L1 sector is updated in place (no state change needed); nothing
         // is allocated.
-        let _ = self.l1[sm].peek(sector / per_line);
+        let line = sector / per_line;
+        let _ = self.l1_set(sm, line).peek(line);
         self.c.l2_store_sectors += 1;
         self.l2_write(sector, mask);
     }
@@ -299,8 +317,10 @@ pub enum IssueOrder {
 /// Which line an SM's L1 gives up for a new one.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub enum L1Replacement {
-    /// The least recently used (the visitor's model). The GPU's L1 behaves so for a warp sweeping
-    /// whole, consecutive lines (measured: `bench/l1-policy.py`).
+    /// The least recently used of the line's set (the visitor's model): one fully associative
+    /// set, or sets of [`CacheParams::l1_conflict_ways`] ways that lines fall into by a hash. The
+    /// GPU's L1 is LRU for a warp sweeping whole, consecutive lines, and loses lines a row or
+    /// layer pitch apart as 3-4 ways filled at random would (measured: `bench/l1-policy.py`).
     #[default]
     Lru,
     /// A pseudo-random one (reproducible). For rows a pitch apart the GPU's L1 loses lines well
@@ -353,12 +373,15 @@ pub fn simulate_counts(
         p: params,
         l1: (0..params.sms)
             .map(|sm| {
-                let l1 = Lru::new(params.l1_bytes / params.line_bytes);
+                let lines = params.l1_bytes / params.line_bytes;
+                let ways = params.l1_conflict_ways;
                 match l1_replacement {
-                    L1Replacement::Lru => l1,
-                    L1Replacement::Random => {
-                        l1.with_random_eviction((sm as u64 + 1).wrapping_mul(0x9e37_79b9_7f4a_7c15))
+                    L1Replacement::Lru if ways > 0 && ways < lines => {
+                        (0..lines / ways).map(|_| Lru::new(ways)).collect()
                     }
+                    L1Replacement::Lru => vec![Lru::new(lines)],
+                    L1Replacement::Random => vec![Lru::new(lines)
+                        .with_random_eviction((sm as u64 + 1).wrapping_mul(0x9e37_79b9_7f4a_7c15))],
                 }
             })
             .collect(),

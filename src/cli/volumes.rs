@@ -55,9 +55,10 @@ pub struct VolumesArgs {
 /// `--l1-replacement`: see [`cachesim::L1Replacement`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 enum L1ReplacementArg {
-    /// The least recently used line (the visitor's model).
+    /// The least recently used line of the line's set, in sets of the machine's
+    /// `l1_conflict_ways` ways chosen by a hash (0: one set); the visitor's model.
     Lru,
-    /// A random line (the statistics of the set conflicts of strided rows).
+    /// A random line of the whole L1.
     Random,
 }
 

@@ -170,6 +170,95 @@ fn fill_window(ws: &[f64], lines: f64) -> f64 {
     f64::INFINITY
 }
 
+/// The working set `ws` (indexed by whole steps) at a window of `w` steps, interpolated; the
+/// whole run's beyond its end.
+fn ws_at(ws: &[f64], w: f64) -> f64 {
+    let last = ws.len() - 1;
+    if w >= last as f64 {
+        return ws[last];
+    }
+    let j = w.max(0.0) as usize;
+    ws[j] + (ws[j + 1] - ws[j]) * (w - j as f64)
+}
+
+/// `P(N <= k)` for `N` Poisson with mean `lambda`.
+fn poisson_cdf(lambda: f64, k: usize) -> f64 {
+    if lambda > 600.0 {
+        // e^-lambda underflows: sum the terms' logarithms relative to the largest (the last).
+        let mut log_term = -lambda;
+        let logs: Vec<f64> = (0..=k)
+            .map(|i| {
+                if i > 0 {
+                    log_term += (lambda / i as f64).ln();
+                }
+                log_term
+            })
+            .collect();
+        let top = logs.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+        return (top.exp() * logs.iter().map(|l| (l - top).exp()).sum::<f64>()).min(1.0);
+    }
+    let mut term = (-lambda).exp();
+    let mut sum = term;
+    for i in 1..=k {
+        term *= lambda / i as f64;
+        sum += term;
+    }
+    sum.min(1.0)
+}
+
+/// Chance that a line survives a window whose working set is `fill` times the L1 lines it may
+/// use, in sets of `ways` ways filled at random: fewer than `ways` of the window's other lines
+/// fell into its set (their number is Poisson with mean `ways * fill`). Fully associative LRU is
+/// the limit of many ways (survival 1 below `fill` = 1, 0 above); one way is random replacement.
+fn conflict_survival(fill: f64, ways: usize) -> f64 {
+    poisson_cdf(ways as f64 * fill, ways - 1)
+}
+
+/// The fill of L1 below which set conflicts lose fewer than 1 line in 1,000 (1 for a fully
+/// associative L1, which loses none until it is full).
+fn conflict_free_fill(ways: usize) -> f64 {
+    if ways == 0 {
+        return 1.0;
+    }
+    let (mut lo, mut hi) = (0.0, 1.0);
+    for _ in 0..30 {
+        let mid = 0.5 * (lo + hi);
+        if conflict_survival(mid, ways) >= 0.999 {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    lo
+}
+
+/// Eviction probability by reuse gap `g` (load steps) in an L1 of `ways`-way sets: the window of
+/// a gap is the `g - 1` steps between and parts of the two end steps (each uniform, as in the
+/// fully associative case); its working set over the block's `share` of L1 gives the survival of
+/// [`conflict_survival`], averaged over the two parts. Only gaps that occur (`gaps[g] > 0`) are
+/// evaluated.
+fn conflict_evictions(ws: &[f64], gaps: &[f64], share: f64, ways: usize, evict: &mut Vec<f64>) {
+    // Midpoints of the sum of the two parts, triangular on [0, 2].
+    const PARTS: usize = 8;
+    evict.clear();
+    evict.push(0.0);
+    for g in 1..ws.len() {
+        if gaps.get(g).is_none_or(|&n| n == 0.0) {
+            evict.push(0.0);
+            continue;
+        }
+        let (mut kept, mut total) = (0.0, 0.0);
+        for q in 0..PARTS {
+            let t = 2.0 * (q as f64 + 0.5) / PARTS as f64;
+            let density = if t < 1.0 { t } else { 2.0 - t };
+            let fill = ws_at(ws, (g - 1) as f64 + t) / share;
+            kept += density * conflict_survival(fill, ways);
+            total += density;
+        }
+        evict.push(1.0 - kept / total);
+    }
+}
+
 /// Steps are binned into at most this many bins for the tables of links.
 const MAX_BINS: usize = 64;
 
@@ -854,13 +943,21 @@ impl BlockScratch {
         // more rows needed than those the links are found on.
         let resident = resident_blocks(nblocks, p.sms, p.blocks_per_sm);
         let cap = (p.l1_bytes / p.line_bytes) as f64;
-        let l1_overflows = resident * rep_lines > cap;
+        let ways = p.l1_conflict_ways;
+        let l1_overflows = resident * rep_lines > cap * conflict_free_fill(ways);
         self.shape_block = cfg.block.map(|v| v as i64);
         self.shape_fold = cfg.fold.map(|v| v as i64);
         self.shape_tile = tile.map(|v| v as i64);
         let rep_at = Self::at(classes, rep);
         self.cuts(&rep_at, self.shape_block, self.shape_fold, self.shape_tile);
-        self.sample_kept(if l1_overflows { ROW_BUDGET } else { LINK_ROWS });
+        // Only where the resident blocks overflow L1 do its statistics need more rows than the
+        // links are found on (where set conflicts alone lose lines, the link rows gave the same
+        // volumes on every counter sweep).
+        self.sample_kept(if resident * rep_lines > cap {
+            ROW_BUDGET
+        } else {
+            LINK_ROWS
+        });
         let rows = std::mem::take(&mut self.rows);
         self.pass.block(
             &self.planes,
@@ -939,12 +1036,19 @@ impl BlockScratch {
             // between whole steps), not the steps' lines added up: the lines of the two parts are
             // mostly those of the steps between too. The line is evicted where the window is
             // longer than the one whose working set fills the block's share of L1.
+            // With set conflicts (`ways` > 0) the line is lost where `ways` of the window's lines
+            // fell into its set (see `conflict_evictions`).
+            let share = rep_weight * cap / resident;
             self.pass.working_set(load_steps, &mut self.ws);
-            let fill = fill_window(&self.ws, rep_weight * cap / resident);
-            self.evict.clear();
-            self.evict.push(0.0);
-            for g in 1..self.ws.len() {
-                self.evict.push(1.0 - triangular_cdf(fill - (g - 1) as f64));
+            if ways > 0 {
+                conflict_evictions(&self.ws, &self.pass.gaps, share, ways, &mut self.evict);
+            } else {
+                let fill = fill_window(&self.ws, share);
+                self.evict.clear();
+                self.evict.push(0.0);
+                for g in 1..self.ws.len() {
+                    self.evict.push(1.0 - triangular_cdf(fill - (g - 1) as f64));
+                }
             }
             let refetched = self.pass.refetches(&self.evict);
             if rep_sectors > 0.0 {
@@ -1111,7 +1215,7 @@ impl BlockScratch {
 
 #[cfg(test)]
 mod tests {
-    use super::fill_window;
+    use super::{conflict_evictions, conflict_free_fill, conflict_survival, fill_window};
 
     #[test]
     fn fill_window_interpolates_between_whole_steps() {
@@ -1123,5 +1227,47 @@ mod tests {
         // A share no window fills: nothing is evicted.
         assert_eq!(fill_window(&ws, 201.0), f64::INFINITY);
         assert_eq!(fill_window(&[0.0, 0.0, 0.0], 1.0), f64::INFINITY);
+    }
+
+    #[test]
+    fn set_conflicts_lie_between_random_replacement_and_lru() {
+        // One way: a line survives as under random replacement, e^-fill.
+        for fill in [0.1, 0.5, 1.0, 2.0] {
+            assert!((conflict_survival(fill, 1) - (-fill).exp()).abs() < 1e-12);
+        }
+        // Many ways: LRU's step at a full L1.
+        assert!(conflict_survival(0.8, 1024) > 0.999);
+        assert!(conflict_survival(1.2, 1024) < 0.001);
+        // 4 ways, the probe's layer pitch on the H100 (hit 0.96, 0.88, 0.77 at 0.25, 0.4, 0.55).
+        let four: Vec<f64> = [0.25, 0.4, 0.55]
+            .iter()
+            .map(|&f| conflict_survival(f, 4))
+            .collect();
+        assert!(
+            (four[0] - 0.981).abs() < 1e-3 && (four[2] - 0.819).abs() < 1e-3,
+            "{four:?}"
+        );
+        // Below the conflict-free fill fewer than 1 line in 1,000 is lost.
+        assert_eq!(conflict_free_fill(0), 1.0);
+        let f = conflict_free_fill(4);
+        assert!(f > 0.1 && f < 0.2, "{f}");
+        assert!(conflict_survival(f, 4) >= 0.999 && conflict_survival(f * 1.1, 4) < 0.999);
+    }
+
+    #[test]
+    fn conflict_evictions_grow_with_the_gap_and_skip_absent_gaps() {
+        let ws = [0.0, 100.0, 150.0, 180.0, 200.0];
+        let gaps = [0.0, 1.0, 0.0, 1.0, 1.0];
+        let mut evict = Vec::new();
+        conflict_evictions(&ws, &gaps, 400.0, 4, &mut evict);
+        assert_eq!(evict.len(), ws.len());
+        assert_eq!((evict[0], evict[2]), (0.0, 0.0));
+        assert!(
+            evict[1] > 0.0 && evict[1] < evict[3] && evict[3] < evict[4],
+            "{evict:?}"
+        );
+        // A share far above every window's working set loses almost nothing.
+        conflict_evictions(&ws, &gaps, 1e6, 4, &mut evict);
+        assert!(evict.iter().all(|&e| e < 1e-6), "{evict:?}");
     }
 }

@@ -33,6 +33,10 @@ pub struct CacheParams {
     pub blocks_per_sm: usize,
     /// Usable L1 bytes per SM.
     pub l1_bytes: usize,
+    /// Ways of the L1's sets, lines falling into sets as if at random (0: one fully associative
+    /// LRU); see `MachineModel::l1_conflict_ways`.
+    #[serde(default)]
+    pub l1_conflict_ways: usize,
     /// Effective L2 bytes (the half a single SM's data lives in, on split-L2 parts).
     pub l2_bytes: usize,
     /// Sector size in bytes (32 on NVIDIA).
@@ -51,6 +55,7 @@ impl CacheParams {
             sms: machine.sms,
             blocks_per_sm,
             l1_bytes: machine.l1_bytes,
+            l1_conflict_ways: machine.l1_conflict_ways,
             l2_bytes: machine.l2_effective_bytes,
             sector_bytes: machine.sector_bytes,
             line_bytes: machine.line_bytes,

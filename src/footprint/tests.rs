@@ -10,6 +10,7 @@ fn big() -> CacheParams {
         sms: 61,
         blocks_per_sm: 2,
         l1_bytes: 1 << 20,
+        l1_conflict_ways: 0,
         l2_bytes: 256 << 20,
         sector_bytes: 32,
         line_bytes: 128,
@@ -371,6 +372,7 @@ fn simulator_issue_orders_bracket_l1_reuse() {
     let p = CacheParams {
         sms: 4,
         l1_bytes: 64 * 128,
+        l1_conflict_ways: 0,
         ..big()
     };
     let run = |order| simulate_counts(&k, &d, &c, &p, order, L1Replacement::Lru).unwrap();
@@ -391,6 +393,7 @@ fn simulator_issue_orders_bracket_l1_reuse() {
     assert_eq!(run(IssueOrder::SchedulerBurst), burst);
     let half = CacheParams {
         l1_bytes: 32 * 128,
+        l1_conflict_ways: 0,
         ..p
     };
     let run_half = |order| simulate_counts(&k, &d, &c, &half, order, L1Replacement::Lru).unwrap();
@@ -432,6 +435,7 @@ fn simulator_drift_delays_reuse_between_warps() {
     let p = CacheParams {
         sms: 4,
         l1_bytes: 32 * 128,
+        l1_conflict_ways: 0,
         ..big()
     };
     let run = |order| simulate_counts(&k, &d, &c, &p, order, L1Replacement::Lru).unwrap();
@@ -459,6 +463,7 @@ fn simulator_random_l1_replacement_smooths_the_capacity_cliff() {
         let p = CacheParams {
             sms: 4,
             l1_bytes: lines * 128,
+            l1_conflict_ways: 0,
             ..big()
         };
         simulate_counts(&k, &d, &c, &p, IssueOrder::Lockstep, l1)

@@ -41,6 +41,11 @@ pub struct MachineModel {
     pub fp64_flops_per_cycle_per_sm: f64,
     /// L1 capacity per SM usable for cached loads.
     pub l1_bytes: usize,
+    /// Ways of the L1's sets as the model sees them: lines fall into sets as if at random and a
+    /// line is lost once that many others of its set came in since its last use (0: one fully
+    /// associative LRU).
+    #[serde(default)]
+    pub l1_conflict_ways: usize,
     /// Total L2 capacity.
     pub l2_bytes: usize,
     /// L2 capacity a single SM's data effectively sees (half on split-L2 parts).

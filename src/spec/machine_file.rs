@@ -199,6 +199,17 @@ const FIGURES: [(&str, &str, f64, f64, bool); 26] = [
     ),
 ];
 
+/// Figures a file may leave out, and the value they then take: (key, meaning, minimum, maximum,
+/// integer?, default).
+const OPTIONAL_FIGURES: [(&str, &str, f64, f64, bool, f64); 1] = [(
+    "l1_conflict_ways",
+    "L1 ways that lines spread over sets compete in, 0 for one fully associative LRU",
+    0.0,
+    4096.0,
+    true,
+    0.0,
+)];
+
 /// Loads a preset by name (`h100-sxm`, …) or a machine file by path.
 pub fn load_machine(name_or_path: &str) -> Result<MachineModel, MachineError> {
     if let Some(text) = preset_text(name_or_path) {
@@ -233,6 +244,7 @@ pub fn parse_machine(text: &str, file: &str) -> Result<MachineModel, MachineErro
     let known: BTreeSet<&str> = FIGURES
         .iter()
         .map(|f| f.0)
+        .chain(OPTIONAL_FIGURES.iter().map(|f| f.0))
         .chain(["name", "description", "sources"])
         .collect();
     for (k, v) in &table {
@@ -270,12 +282,24 @@ pub fn parse_machine(text: &str, file: &str) -> Result<MachineModel, MachineErro
         _ => BTreeMap::new(),
     };
     let mut values = BTreeMap::new();
-    for (key, what, min, max, integer) in FIGURES {
-        let v = table.get(key).ok_or(MachineError::Missing {
-            file: file.to_string(),
-            key,
-            what,
-        })?;
+    let required = FIGURES.map(|(k, w, lo, hi, int)| (k, w, lo, hi, int, None));
+    let optional = OPTIONAL_FIGURES.map(|(k, w, lo, hi, int, d)| (k, w, lo, hi, int, Some(d)));
+    for (key, what, min, max, integer, default) in required.into_iter().chain(optional) {
+        let Some(v) = table.get(key) else {
+            match default {
+                Some(d) => {
+                    values.insert(key, d);
+                    continue;
+                }
+                None => {
+                    return Err(MachineError::Missing {
+                        file: file.to_string(),
+                        key,
+                        what,
+                    })
+                }
+            }
+        };
         let x = match v.get_ref() {
             toml::Value::Integer(i) => *i as f64,
             toml::Value::Float(f) if !integer => *f,
@@ -311,6 +335,7 @@ pub fn parse_machine(text: &str, file: &str) -> Result<MachineModel, MachineErro
         fp32_flops_per_cycle_per_sm: f("fp32_flops_per_cycle_per_sm"),
         fp64_flops_per_cycle_per_sm: f("fp64_flops_per_cycle_per_sm"),
         l1_bytes: u("l1_bytes"),
+        l1_conflict_ways: u("l1_conflict_ways"),
         l2_bytes: u("l2_bytes"),
         l2_effective_bytes: u("l2_effective_bytes"),
         sector_bytes: u("sector_bytes"),
@@ -383,6 +408,18 @@ mod tests {
         let h = load_machine("h100-sxm").unwrap();
         assert_eq!(h.sms, 132);
         assert!((h.peak_flops(8) - 128.0 * 132.0 * 1.98e9).abs() < 1.0);
+        assert_eq!(h.l1_conflict_ways, 4);
+        // An optional figure left out takes its default (a fully associative L1).
+        let text = preset_text("h100-sxm").unwrap();
+        let without = text
+            .lines()
+            .filter(|l| !l.starts_with("l1_conflict_ways"))
+            .collect::<Vec<_>>()
+            .join("\n");
+        assert_eq!(
+            parse_machine(&without, "m.toml").unwrap().l1_conflict_ways,
+            0
+        );
     }
 
     #[test]
@@ -411,6 +448,12 @@ mod tests {
         assert!(e.to_string().contains("at most l2_bytes"), "{e}");
         let e = parse_machine(&text.replace("sms = \"datasheet\"\n", ""), "m.toml").unwrap_err();
         assert!(matches!(e, MachineError::MissingSource { .. }), "{e}");
+        let e = parse_machine(
+            &text.replace("l1_conflict_ways = 4", "l1_conflict_ways = 2.5"),
+            "m.toml",
+        )
+        .unwrap_err();
+        assert!(e.to_string().contains("an integer from 0"), "{e}");
         let e = parse_machine(&format!("smz = 3\n{text}"), "m.toml").unwrap_err();
         assert!(matches!(e, MachineError::UnknownKey { .. }), "{e}");
         let e = parse_machine("sms = [", "m.toml").unwrap_err();
