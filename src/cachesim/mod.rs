@@ -202,14 +202,7 @@ impl Sim<'_> {
     fn l1_set(&mut self, sm: usize, line: u64) -> &mut Lru<u64> {
         let sets = &mut self.l1[sm];
         let n = sets.len() as u64;
-        let i = if n == 1 {
-            0
-        } else {
-            let mut z = line.wrapping_add(0x9e37_79b9_7f4a_7c15);
-            z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-            z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-            (z ^ (z >> 31)) % n
-        };
+        let i = if n == 1 { 0 } else { splitmix64(line) % n };
         &mut sets[i as usize]
     }
 
@@ -329,13 +322,18 @@ pub enum L1Replacement {
     Random,
 }
 
-/// The delay of warp `w` of the wave's block `bi` in [`IssueOrder::Drift`], in instructions
-/// (a splitmix64 hash of the warp, scaled to `0..max`).
-fn drift_delay(bi: usize, w: usize, max: f64) -> usize {
-    let mut z = ((bi as u64) << 20 ^ w as u64).wrapping_add(0x9e37_79b9_7f4a_7c15);
+/// The splitmix64 hash of `x`: reproducible pseudo-random bits (set choice, warp delays).
+fn splitmix64(x: u64) -> u64 {
+    let mut z = x.wrapping_add(0x9e37_79b9_7f4a_7c15);
     z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
     z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    z ^= z >> 31;
+    z ^ (z >> 31)
+}
+
+/// The delay of warp `w` of the wave's block `bi` in [`IssueOrder::Drift`], in instructions
+/// (a hash of the warp, scaled to `0..max`).
+fn drift_delay(bi: usize, w: usize, max: f64) -> usize {
+    let z = splitmix64((bi as u64) << 20 ^ w as u64);
     ((z >> 11) as f64 / (1u64 << 53) as f64 * max) as usize
 }
 

@@ -184,18 +184,18 @@ fn ws_at(ws: &[f64], w: f64) -> f64 {
 /// `P(N <= k)` for `N` Poisson with mean `lambda`.
 fn poisson_cdf(lambda: f64, k: usize) -> f64 {
     if lambda > 600.0 {
-        // e^-lambda underflows: sum the terms' logarithms relative to the largest (the last).
-        let mut log_term = -lambda;
-        let logs: Vec<f64> = (0..=k)
-            .map(|i| {
-                if i > 0 {
-                    log_term += (lambda / i as f64).ln();
-                }
-                log_term
-            })
-            .collect();
-        let top = logs.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-        return (top.exp() * logs.iter().map(|l| (l - top).exp()).sum::<f64>()).min(1.0);
+        // e^-lambda underflows: add the terms by their logarithms, scaled to the largest so far.
+        let (mut log_term, mut top, mut sum) = (-lambda, -lambda, 1.0);
+        for i in 1..=k {
+            log_term += (lambda / i as f64).ln();
+            if log_term > top {
+                sum = sum * (top - log_term).exp() + 1.0;
+                top = log_term;
+            } else {
+                sum += (log_term - top).exp();
+            }
+        }
+        return (top.exp() * sum).min(1.0);
     }
     let mut term = (-lambda).exp();
     let mut sum = term;
@@ -944,6 +944,7 @@ impl BlockScratch {
         let resident = resident_blocks(nblocks, p.sms, p.blocks_per_sm);
         let cap = (p.l1_bytes / p.line_bytes) as f64;
         let ways = p.l1_conflict_ways;
+        let l1_full = resident * rep_lines > cap;
         let l1_overflows = resident * rep_lines > cap * conflict_free_fill(ways);
         self.shape_block = cfg.block.map(|v| v as i64);
         self.shape_fold = cfg.fold.map(|v| v as i64);
@@ -953,11 +954,7 @@ impl BlockScratch {
         // Only where the resident blocks overflow L1 do its statistics need more rows than the
         // links are found on (where set conflicts alone lose lines, the link rows gave the same
         // volumes on every counter sweep).
-        self.sample_kept(if resident * rep_lines > cap {
-            ROW_BUDGET
-        } else {
-            LINK_ROWS
-        });
+        self.sample_kept(if l1_full { ROW_BUDGET } else { LINK_ROWS });
         let rows = std::mem::take(&mut self.rows);
         self.pass.block(
             &self.planes,

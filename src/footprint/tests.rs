@@ -18,6 +18,15 @@ fn big() -> CacheParams {
     }
 }
 
+/// `big()` with 4 SMs and an L1 of `lines` lines: small enough for the simulator's L1 tests.
+fn four_sms_with_l1(lines: usize) -> CacheParams {
+    CacheParams {
+        sms: 4,
+        l1_bytes: lines * 128,
+        ..big()
+    }
+}
+
 fn acc(field: usize, offset: [i32; 3], index: usize) -> Access {
     Access {
         field,
@@ -369,12 +378,7 @@ fn simulator_issue_orders_bracket_l1_reuse() {
     use crate::cachesim::{simulate_counts, IssueOrder, L1Replacement};
     // 128 lines per instruction, twice what L1 holds here.
     let (k, d, c) = eight_components();
-    let p = CacheParams {
-        sms: 4,
-        l1_bytes: 64 * 128,
-        l1_conflict_ways: 0,
-        ..big()
-    };
+    let p = four_sms_with_l1(64);
     let run = |order| simulate_counts(&k, &d, &c, &p, order, L1Replacement::Lru).unwrap();
     let (lock, burst) = (run(IssueOrder::Lockstep), run(IssueOrder::WarpBurst));
     let points = d.points() as u64;
@@ -391,11 +395,7 @@ fn simulator_issue_orders_bracket_l1_reuse() {
     // The SM's 8 warps on 4 schedulers: 4 warps' bursts interleave, 64 lines live, what this L1
     // holds: as warp-burst. With half the L1 the interleaved bursts evict each other.
     assert_eq!(run(IssueOrder::SchedulerBurst), burst);
-    let half = CacheParams {
-        l1_bytes: 32 * 128,
-        l1_conflict_ways: 0,
-        ..p
-    };
+    let half = four_sms_with_l1(32);
     let run_half = |order| simulate_counts(&k, &d, &c, &half, order, L1Replacement::Lru).unwrap();
     assert_eq!(run_half(IssueOrder::WarpBurst).l2_load_sectors, 2 * points);
     assert_eq!(
@@ -432,12 +432,7 @@ fn simulator_drift_delays_reuse_between_warps() {
     );
     let d = Domain::new3(64, 16, 64);
     let c = LaunchConfig::new([32, 4, 1], [1, 1, 8]);
-    let p = CacheParams {
-        sms: 4,
-        l1_bytes: 32 * 128,
-        l1_conflict_ways: 0,
-        ..big()
-    };
+    let p = four_sms_with_l1(32);
     let run = |order| simulate_counts(&k, &d, &c, &p, order, L1Replacement::Lru).unwrap();
     let lock = run(IssueOrder::Lockstep);
     assert_eq!(run(IssueOrder::Drift { hundredths: 0 }), lock);
@@ -460,15 +455,16 @@ fn simulator_random_l1_replacement_smooths_the_capacity_cliff() {
     let (k, d, c) = eight_components();
     let points = d.points() as u64;
     let l2_load = |lines: usize, l1| {
-        let p = CacheParams {
-            sms: 4,
-            l1_bytes: lines * 128,
-            l1_conflict_ways: 0,
-            ..big()
-        };
-        simulate_counts(&k, &d, &c, &p, IssueOrder::Lockstep, l1)
-            .unwrap()
-            .l2_load_sectors
+        simulate_counts(
+            &k,
+            &d,
+            &c,
+            &four_sms_with_l1(lines),
+            IssueOrder::Lockstep,
+            l1,
+        )
+        .unwrap()
+        .l2_load_sectors
     };
     // 128 lines between two uses of a line. LRU with 64 lines keeps none of them and with 256
     // all; random replacement keeps some in the first case and, as lines of later blocks keep
