@@ -9,9 +9,10 @@
 //! and [`IssueOrder::SchedulerBurst`] interleaves the bursts of the SM's four schedulers;
 //! [`IssueOrder::Drift`] is lockstep with each warp late by its own delay, as warps drift apart on
 //! the GPU. Each SM has an L1 of 128 B lines with 32 B sectors filled sector by sector, replacing
-//! the least recently used line of the line's set ([`L1Replacement::Lru`], the visitor's model:
-//! one fully associative set, or sets of `l1_conflict_ways` ways filled by a hash) or a random
-//! line of the whole L1 ([`L1Replacement::Random`]); one
+//! the least recently used line of the line's set ([`L1Replacement::Lru`]: one fully associative
+//! set, sets of `l1_conflict_ways` ways filled by a hash as the visitor assumes, or the machine's
+//! measured set function with a data store of the L1's size) or a random line of the whole L1
+//! ([`L1Replacement::Random`]); one
 //! shared L2 is LRU at sector granularity. Loads go through L1; stores are written through to L2
 //! (they update a present L1 sector, but allocate none). L2 write-allocates with a byte mask: a
 //! dirty sector costs a DRAM write when evicted or at the end, and one not fully written (nor
@@ -62,6 +63,8 @@ struct Lru<V: Copy> {
     capacity: usize,
     /// Evict a random entry (xorshift state) instead of the least recent; `None`: LRU.
     random: Option<u64>,
+    /// Slots freed by [`Lru::remove`], reused first.
+    free: Vec<u32>,
 }
 
 impl<V: Copy> Lru<V> {
@@ -76,6 +79,7 @@ impl<V: Copy> Lru<V> {
             tail: NIL,
             capacity: capacity.max(1),
             random: None,
+            free: Vec::new(),
         }
     }
 
@@ -128,7 +132,11 @@ impl<V: Copy> Lru<V> {
     /// Inserts an absent `key` as most recent; returns the evicted entry, if any.
     fn insert(&mut self, key: u64, val: V) -> Option<(u64, V)> {
         let mut evicted = None;
-        let slot = if self.keys.len() < self.capacity {
+        let slot = if let Some(i) = self.free.pop() {
+            self.keys[i as usize] = key;
+            self.vals[i as usize] = val;
+            i
+        } else if self.keys.len() < self.capacity {
             self.keys.push(key);
             self.vals.push(val);
             self.prev.push(NIL);
@@ -155,6 +163,15 @@ impl<V: Copy> Lru<V> {
         self.map.insert(key, slot);
         self.push_front(slot);
         evicted
+    }
+
+    /// Drops `key` if present (only for LRU sets: random eviction picks among all slots).
+    fn remove(&mut self, key: u64) {
+        debug_assert!(self.random.is_none());
+        if let Some(i) = self.map.remove(&key) {
+            self.unlink(i);
+            self.free.push(i);
+        }
     }
 
     fn drain(&self) -> impl Iterator<Item = V> + '_ {
@@ -192,17 +209,28 @@ struct Sim<'a> {
     p: &'a CacheParams,
     /// Per SM, its L1's sets (one where fully associative).
     l1: Vec<Vec<Lru<u64>>>,
+    /// Per SM, the L1's data store where it holds fewer lines than the sets' tags (a measured set
+    /// function with more sets times ways than the L1's capacity): the least recent line overall
+    /// gives way when it is full.
+    l1_data: Vec<Option<Lru<()>>>,
     l2: Lru<L2Sector>,
     c: SimCounts,
     full: u64,
 }
 
 impl Sim<'_> {
-    /// The set of SM `sm`'s L1 that `line` falls into (by a hash, as if at random).
+    /// The set of SM `sm`'s L1 that `line` falls into: by the measured set function, or by a
+    /// hash, as if at random.
     fn l1_set(&mut self, sm: usize, line: u64) -> &mut Lru<u64> {
         let sets = &mut self.l1[sm];
         let n = sets.len() as u64;
-        let i = if n == 1 { 0 } else { splitmix64(line) % n };
+        let i = if n == 1 {
+            0
+        } else if !self.p.l1_set_index.is_empty() {
+            self.p.l1_set_index.of(line) as u64
+        } else {
+            splitmix64(line) % n
+        };
         &mut sets[i as usize]
     }
 
@@ -258,12 +286,29 @@ impl Sim<'_> {
         let line = sector / per_line;
         let bit = 1u64 << (sector % per_line);
         let set = self.l1_set(sm, line);
-        match set.touch(line) {
-            Some(m) if *m & bit != 0 => return,
-            Some(m) => *m |= bit,
-            None => {
-                set.insert(line, bit);
+        // (line present, sector present, line evicted for this one)
+        let (hit, sector_hit, evicted) = match set.touch(line) {
+            Some(m) if *m & bit != 0 => (true, true, None),
+            Some(m) => {
+                *m |= bit;
+                (true, false, None)
             }
+            None => (false, false, set.insert(line, bit).map(|(v, _)| v)),
+        };
+        if let Some(data) = &mut self.l1_data[sm] {
+            if hit {
+                data.touch(line);
+            } else {
+                if let Some(v) = evicted {
+                    data.remove(v);
+                }
+                if let Some((e, ())) = data.insert(line, ()) {
+                    self.l1_set(sm, e).remove(e);
+                }
+            }
+        }
+        if sector_hit {
+            return;
         }
         self.c.l2_load_sectors += 1;
         self.l2_read(sector);
@@ -310,8 +355,9 @@ pub enum IssueOrder {
 /// Which line an SM's L1 gives up for a new one.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub enum L1Replacement {
-    /// The least recently used of the line's set (the visitor's model): one fully associative
-    /// set, or sets of [`CacheParams::l1_conflict_ways`] ways that lines fall into by a hash. The
+    /// The least recently used of the line's set: one fully associative set, or sets of
+    /// [`CacheParams::l1_conflict_ways`] ways that lines fall into by a hash (the visitor's model)
+    /// or by [`CacheParams::l1_set_index`] where measured. The
     /// GPU's L1 is LRU for a warp sweeping whole, consecutive lines, and loses lines a row or
     /// layer pitch apart as 3-4 ways filled at random would (measured: `bench/l1-policy.py`).
     #[default]
@@ -367,20 +413,28 @@ pub fn simulate_counts(
     }
     let grid = config.grid(domain);
     let sector = params.sector_bytes as i64;
+    let lines = params.l1_bytes / params.line_bytes;
+    let ways = params.l1_conflict_ways;
+    let index = &params.l1_set_index;
+    // The measured set function: its sets of `ways` ways, and a data store of the L1's capacity
+    // where that is smaller than the tags.
+    let measured_sets = l1_replacement == L1Replacement::Lru && ways > 0 && !index.is_empty();
     let mut sim = Sim {
         p: params,
+        l1_data: (0..params.sms)
+            .map(|_| (measured_sets && lines < index.sets() * ways).then(|| Lru::new(lines)))
+            .collect(),
         l1: (0..params.sms)
-            .map(|sm| {
-                let lines = params.l1_bytes / params.line_bytes;
-                let ways = params.l1_conflict_ways;
-                match l1_replacement {
-                    L1Replacement::Lru if ways > 0 && ways < lines => {
-                        (0..lines / ways).map(|_| Lru::new(ways)).collect()
-                    }
-                    L1Replacement::Lru => vec![Lru::new(lines)],
-                    L1Replacement::Random => vec![Lru::new(lines)
-                        .with_random_eviction((sm as u64 + 1).wrapping_mul(0x9e37_79b9_7f4a_7c15))],
+            .map(|sm| match l1_replacement {
+                L1Replacement::Lru if measured_sets => {
+                    (0..index.sets()).map(|_| Lru::new(ways)).collect()
                 }
+                L1Replacement::Lru if ways > 0 && ways < lines => {
+                    (0..lines / ways).map(|_| Lru::new(ways)).collect()
+                }
+                L1Replacement::Lru => vec![Lru::new(lines)],
+                L1Replacement::Random => vec![Lru::new(lines)
+                    .with_random_eviction((sm as u64 + 1).wrapping_mul(0x9e37_79b9_7f4a_7c15))],
             })
             .collect(),
         l2: Lru::new(params.l2_bytes / params.sector_bytes),

@@ -56,7 +56,8 @@ pub struct VolumesArgs {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 enum L1ReplacementArg {
     /// The least recently used line of the line's set, in sets of the machine's
-    /// `l1_conflict_ways` ways chosen by a hash (0: one set); the visitor's model.
+    /// `l1_conflict_ways` ways chosen by its measured set function or else by a hash (0 ways: one
+    /// set).
     Lru,
     /// A random line of the whole L1.
     Random,

@@ -20,7 +20,7 @@ pub use warp::{bank_passes, wavefronts, WAVEFRONTS_PER_EXTRA_LINE};
 
 use crate::config::{ConfigError, LaunchConfig};
 use crate::ir::{AccessKind, Domain, Kernel};
-use crate::machine::MachineModel;
+use crate::machine::{MachineModel, SetIndex};
 use serde::{Deserialize, Serialize};
 
 /// The memory-system parameters the visitor needs (kept free of `machine` on purpose).
@@ -37,6 +37,10 @@ pub struct CacheParams {
     /// LRU); see `MachineModel::l1_conflict_ways`.
     #[serde(default)]
     pub l1_conflict_ways: usize,
+    /// The L1's measured set function, where known (empty: lines fall into sets as if at random).
+    /// The simulator uses it; the visitor does not yet.
+    #[serde(default)]
+    pub l1_set_index: SetIndex,
     /// Effective L2 bytes (the half a single SM's data lives in, on split-L2 parts).
     pub l2_bytes: usize,
     /// Sector size in bytes (32 on NVIDIA).
@@ -56,6 +60,7 @@ impl CacheParams {
             blocks_per_sm,
             l1_bytes: machine.l1_bytes,
             l1_conflict_ways: machine.l1_conflict_ways,
+            l1_set_index: machine.l1_set_index,
             l2_bytes: machine.l2_effective_bytes,
             sector_bytes: machine.sector_bytes,
             line_bytes: machine.line_bytes,

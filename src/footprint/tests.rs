@@ -11,6 +11,7 @@ fn big() -> CacheParams {
         blocks_per_sm: 2,
         l1_bytes: 1 << 20,
         l1_conflict_ways: 0,
+        l1_set_index: Default::default(),
         l2_bytes: 256 << 20,
         sector_bytes: 32,
         line_bytes: 128,
@@ -371,6 +372,35 @@ fn eight_components() -> (Kernel, Domain, LaunchConfig) {
         Domain::new3(64, 16, 8),
         LaunchConfig::new([32, 4, 1], [1; 3]),
     )
+}
+
+#[test]
+fn simulator_measured_l1_sets_and_their_data_store() {
+    use crate::cachesim::{simulate_counts, IssueOrder, L1Replacement};
+    use crate::machine::SetIndex;
+    // 128 lines between two uses of a line (see `simulator_issue_orders_bracket_l1_reuse`).
+    let (k, d, c) = eight_components();
+    let points = d.points() as u64;
+    let l2_load = |p: &CacheParams| {
+        simulate_counts(&k, &d, &c, p, IssueOrder::Lockstep, L1Replacement::Lru)
+            .unwrap()
+            .l2_load_sectors
+    };
+    let sets = |bits: u32, ways: usize, lines: usize| CacheParams {
+        l1_conflict_ways: ways,
+        l1_set_index: SetIndex::new(&(0..bits).map(|b| 1u64 << b).collect::<Vec<_>>()).unwrap(),
+        ..four_sms_with_l1(lines)
+    };
+    // 1,024 sets of 4 ways by the low line-address bits spread these lines evenly, so the tags
+    // never overflow and the data store alone decides: a fully associative LRU of its size.
+    assert_eq!(l2_load(&sets(10, 4, 64)), 8 * points);
+    assert_eq!(l2_load(&sets(10, 4, 256)), 2 * points);
+    // 32 sets of 4 ways hold 128 lines, no more than the data store, which then never evicts;
+    // the window's 128 lines plus the next ones overflow the sets.
+    let tight = l2_load(&sets(5, 4, 256));
+    assert!(tight > 2 * points, "32 sets of 4 ways: {tight}");
+    // 64 sets of 4 ways hold the window.
+    assert_eq!(l2_load(&sets(6, 4, 256)), 2 * points);
 }
 
 #[test]

@@ -46,6 +46,9 @@ pub struct MachineModel {
     /// associative LRU).
     #[serde(default)]
     pub l1_conflict_ways: usize,
+    /// The L1's set function, where measured (`bench/l1-sets.py`); empty where not.
+    #[serde(default)]
+    pub l1_set_index: SetIndex,
     /// Total L2 capacity.
     pub l2_bytes: usize,
     /// L2 capacity a single SM's data effectively sees (half on split-L2 parts).
@@ -113,5 +116,124 @@ impl MachineModel {
             self.fp32_flops_per_cycle_per_sm
         };
         per_cycle * self.sms as f64 * self.clock_ghz * 1e9
+    }
+}
+
+/// A set function linear over GF(2): bit `i` of a line's set is the parity of `line & masks[i]`,
+/// `line` being the byte address divided by the line size (as GPUs index their L1 by XOR hashes).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(try_from = "Vec<u64>", into = "Vec<u64>")]
+pub struct SetIndex {
+    bits: usize,
+    masks: [u64; SetIndex::MAX_BITS],
+}
+
+impl SetIndex {
+    /// The most set-index bits (65,536 sets).
+    pub const MAX_BITS: usize = 16;
+
+    /// The function of `masks`, one per set-index bit; they must be non-zero and independent
+    /// (otherwise some sets could never be used).
+    pub fn new(masks: &[u64]) -> Result<SetIndex, String> {
+        if masks.len() > Self::MAX_BITS {
+            return Err(format!(
+                "{} set-index masks, at most {} are supported",
+                masks.len(),
+                Self::MAX_BITS
+            ));
+        }
+        // Gaussian elimination over GF(2): every mask must add a new pivot.
+        let mut basis: Vec<u64> = Vec::new();
+        for (i, &m) in masks.iter().enumerate() {
+            let mut v = m;
+            for &b in &basis {
+                v = v.min(v ^ b);
+            }
+            if v == 0 {
+                return Err(format!(
+                    "set-index mask {i} ({m:#x}) is zero or the XOR of earlier ones, so some sets could never be used"
+                ));
+            }
+            basis.push(v);
+            basis.sort_unstable_by(|a, b| b.cmp(a));
+        }
+        let mut out = SetIndex {
+            bits: masks.len(),
+            masks: [0; Self::MAX_BITS],
+        };
+        out.masks[..masks.len()].copy_from_slice(masks);
+        Ok(out)
+    }
+
+    /// The masks, one per set-index bit.
+    pub fn masks(&self) -> &[u64] {
+        &self.masks[..self.bits]
+    }
+
+    /// Whether no function is given.
+    pub fn is_empty(&self) -> bool {
+        self.bits == 0
+    }
+
+    /// The number of sets (1 when empty).
+    pub fn sets(&self) -> usize {
+        1 << self.bits
+    }
+
+    /// The set of `line`.
+    pub fn of(&self, line: u64) -> usize {
+        self.masks()
+            .iter()
+            .enumerate()
+            .map(|(i, m)| (((line & m).count_ones() & 1) as usize) << i)
+            .sum()
+    }
+}
+
+impl TryFrom<Vec<u64>> for SetIndex {
+    type Error = String;
+    fn try_from(v: Vec<u64>) -> Result<SetIndex, String> {
+        SetIndex::new(&v)
+    }
+}
+
+impl From<SetIndex> for Vec<u64> {
+    fn from(s: SetIndex) -> Vec<u64> {
+        s.masks().to_vec()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::SetIndex;
+
+    #[test]
+    fn set_index_is_the_parity_of_each_mask() {
+        let s = SetIndex::new(&[0b0011, 0b0100]).unwrap();
+        assert_eq!(s.sets(), 4);
+        assert_eq!(s.masks(), &[0b0011, 0b0100]);
+        assert_eq!(s.of(0b0000), 0);
+        assert_eq!(s.of(0b0001), 1);
+        assert_eq!(s.of(0b0011), 0);
+        assert_eq!(s.of(0b0110), 3);
+        assert_eq!(s.of(0b1000), 0);
+        // Linear: the set of a XOR b is the XOR of their sets.
+        for (a, b) in [(5u64, 9u64), (1234, 4321), (7, 7)] {
+            assert_eq!(s.of(a ^ b), s.of(a) ^ s.of(b));
+        }
+        assert!(SetIndex::default().is_empty());
+        assert_eq!(SetIndex::default().sets(), 1);
+        assert_eq!(SetIndex::default().of(12345), 0);
+    }
+
+    #[test]
+    fn dependent_masks_are_refused() {
+        assert!(SetIndex::new(&[1, 2, 3]).unwrap_err().contains("mask 2"));
+        assert!(SetIndex::new(&[0]).is_err());
+        assert!(SetIndex::new(&[0b110, 0b011, 0b101]).is_err());
+        assert!(SetIndex::new(&[0b110, 0b011, 0b111]).is_ok());
+        let json = serde_json::to_string(&SetIndex::new(&[6, 3]).unwrap()).unwrap();
+        assert_eq!(json, "[6,3]");
+        assert!(serde_json::from_str::<SetIndex>("[1,1]").is_err());
     }
 }

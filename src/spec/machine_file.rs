@@ -2,7 +2,7 @@
 
 use super::error::{Location, SpecError};
 use super::line_col;
-use crate::machine::{preset_text, MachineModel};
+use crate::machine::{preset_text, MachineModel, SetIndex};
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 use toml::Spanned;
@@ -210,6 +210,10 @@ const OPTIONAL_FIGURES: [(&str, &str, f64, f64, bool, f64); 1] = [(
     0.0,
 )];
 
+/// The optional figure with the L1's measured set function: an array of line-address bit masks,
+/// one per set-index bit (see [`SetIndex`]).
+const SET_INDEX_KEY: &str = "l1_set_index_masks";
+
 /// Loads a preset by name (`h100-sxm`, …) or a machine file by path.
 pub fn load_machine(name_or_path: &str) -> Result<MachineModel, MachineError> {
     if let Some(text) = preset_text(name_or_path) {
@@ -245,7 +249,7 @@ pub fn parse_machine(text: &str, file: &str) -> Result<MachineModel, MachineErro
         .iter()
         .map(|f| f.0)
         .chain(OPTIONAL_FIGURES.iter().map(|f| f.0))
-        .chain(["name", "description", "sources"])
+        .chain(["name", "description", "sources", SET_INDEX_KEY])
         .collect();
     for (k, v) in &table {
         if !known.contains(k.as_str()) {
@@ -324,6 +328,35 @@ pub fn parse_machine(text: &str, file: &str) -> Result<MachineModel, MachineErro
         }
         values.insert(key, x);
     }
+    let l1_set_index = match table.get(SET_INDEX_KEY) {
+        None => SetIndex::default(),
+        Some(v) => {
+            let absurd = |valid: String| MachineError::Absurd {
+                loc: loc(v.span().start),
+                key: SET_INDEX_KEY.into(),
+                value: v.get_ref().to_string(),
+                valid,
+            };
+            let masks: Option<Vec<u64>> = match v.get_ref() {
+                toml::Value::Array(a) => a
+                    .iter()
+                    .map(|x| x.as_integer().filter(|&i| i > 0).map(|i| i as u64))
+                    .collect(),
+                _ => None,
+            };
+            let masks = masks.ok_or_else(|| {
+                absurd("an array of positive integers (line-address bit masks, e.g. 0x4f601), one per set-index bit".into())
+            })?;
+            let index = SetIndex::new(&masks).map_err(absurd)?;
+            if !sources.contains_key(SET_INDEX_KEY) {
+                return Err(MachineError::MissingSource {
+                    loc: loc(v.span().start),
+                    key: SET_INDEX_KEY.into(),
+                });
+            }
+            index
+        }
+    };
     let u = |k: &str| values[k] as usize;
     let f = |k: &str| values[k];
     let m = MachineModel {
@@ -336,6 +369,7 @@ pub fn parse_machine(text: &str, file: &str) -> Result<MachineModel, MachineErro
         fp64_flops_per_cycle_per_sm: f("fp64_flops_per_cycle_per_sm"),
         l1_bytes: u("l1_bytes"),
         l1_conflict_ways: u("l1_conflict_ways"),
+        l1_set_index,
         l2_bytes: u("l2_bytes"),
         l2_effective_bytes: u("l2_effective_bytes"),
         sector_bytes: u("sector_bytes"),
@@ -420,6 +454,57 @@ mod tests {
             parse_machine(&without, "m.toml").unwrap().l1_conflict_ways,
             0
         );
+        // The measured set function: 512 sets, the same on both Hopper parts.
+        assert_eq!(h.l1_set_index.sets(), 512);
+        assert_eq!(load_machine("h200").unwrap().l1_set_index, h.l1_set_index);
+        assert!(load_machine("v100").unwrap().l1_set_index.is_empty());
+    }
+
+    #[test]
+    fn bad_set_index_masks_are_clear_errors() {
+        let text = preset_text("h100-sxm").unwrap();
+        let line = text
+            .lines()
+            .find(|l| l.starts_with("l1_set_index_masks = ["))
+            .unwrap();
+        let with = |masks: &str| {
+            parse_machine(
+                &text.replace(line, &format!("l1_set_index_masks = {masks}")),
+                "m.toml",
+            )
+        };
+        assert_eq!(with("[1, 2]").unwrap().l1_set_index.sets(), 4);
+        for (bad, says) in [
+            ("[1, 2, 3]", "XOR of earlier ones"),
+            ("[1, 0]", "positive integers"),
+            ("[1, -2]", "positive integers"),
+            ("\"0x4f601\"", "positive integers"),
+            ("[1.5]", "positive integers"),
+        ] {
+            let e = with(bad).unwrap_err();
+            assert!(matches!(e, MachineError::Absurd { .. }), "{bad}: {e}");
+            assert!(e.to_string().contains(says), "{bad}: {e}");
+            assert!(e.to_string().starts_with("m.toml:13:"), "{bad}: {e}");
+        }
+        let many = format!(
+            "[{}]",
+            (0..17)
+                .map(|b| (1u64 << b).to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+        assert!(with(&many).unwrap_err().to_string().contains("at most 16"));
+        // Like every figure, it needs a source.
+        let e = parse_machine(
+            &text
+                .lines()
+                .filter(|l| !l.starts_with("l1_set_index_masks = \""))
+                .collect::<Vec<_>>()
+                .join("\n"),
+            "m.toml",
+        )
+        .unwrap_err();
+        assert!(matches!(e, MachineError::MissingSource { .. }), "{e}");
     }
 
     #[test]

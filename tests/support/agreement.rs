@@ -183,6 +183,7 @@ pub fn params(l2_bytes: usize) -> CacheParams {
         blocks_per_sm: 2,
         l1_bytes: 64 << 10,
         l1_conflict_ways: 0,
+        l1_set_index: Default::default(),
         l2_bytes,
         sector_bytes: 32,
         line_bytes: 128,
