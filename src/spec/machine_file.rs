@@ -260,16 +260,18 @@ pub fn parse_machine(text: &str, file: &str) -> Result<MachineModel, MachineErro
             });
         }
     }
+    // The value of `key` (written as `v`) is not plausible; `valid` says what would be.
+    let absurd = |key: &str, v: &Spanned<toml::Value>, valid: String| MachineError::Absurd {
+        loc: loc(v.span().start),
+        key: key.into(),
+        value: v.get_ref().to_string(),
+        valid,
+    };
     let string = |key: &'static str, what| -> Result<String, MachineError> {
         match table.get(key) {
             Some(v) => match v.get_ref() {
                 toml::Value::String(s) => Ok(s.clone()),
-                other => Err(MachineError::Absurd {
-                    loc: loc(v.span().start),
-                    key: key.into(),
-                    value: other.to_string(),
-                    valid: "a string".into(),
-                }),
+                _ => Err(absurd(key, v, "a string".into())),
             },
             None => Err(MachineError::Missing {
                 file: file.to_string(),
@@ -284,6 +286,16 @@ pub fn parse_machine(text: &str, file: &str) -> Result<MachineModel, MachineErro
             .map(|(k, v)| (k.clone(), v.as_str().unwrap_or_default().to_string()))
             .collect(),
         _ => BTreeMap::new(),
+    };
+    // Every figure a file gives needs a source.
+    let sourced = |key: &str, v: &Spanned<toml::Value>| -> Result<(), MachineError> {
+        if sources.contains_key(key) {
+            return Ok(());
+        }
+        Err(MachineError::MissingSource {
+            loc: loc(v.span().start),
+            key: key.into(),
+        })
     };
     let mut values = BTreeMap::new();
     let required = FIGURES.map(|(k, w, lo, hi, int)| (k, w, lo, hi, int, None));
@@ -310,33 +322,21 @@ pub fn parse_machine(text: &str, file: &str) -> Result<MachineModel, MachineErro
             _ => f64::NAN,
         };
         if !(x >= min && x <= max) {
-            return Err(MachineError::Absurd {
-                loc: loc(v.span().start),
-                key: key.into(),
-                value: v.get_ref().to_string(),
-                valid: format!(
+            return Err(absurd(
+                key,
+                v,
+                format!(
                     "{what}: {} from {min} to {max}",
                     if integer { "an integer" } else { "a number" }
                 ),
-            });
+            ));
         }
-        if !sources.contains_key(key) {
-            return Err(MachineError::MissingSource {
-                loc: loc(v.span().start),
-                key: key.into(),
-            });
-        }
+        sourced(key, v)?;
         values.insert(key, x);
     }
     let l1_set_index = match table.get(SET_INDEX_KEY) {
         None => SetIndex::default(),
         Some(v) => {
-            let absurd = |valid: String| MachineError::Absurd {
-                loc: loc(v.span().start),
-                key: SET_INDEX_KEY.into(),
-                value: v.get_ref().to_string(),
-                valid,
-            };
             let masks: Option<Vec<u64>> = match v.get_ref() {
                 toml::Value::Array(a) => a
                     .iter()
@@ -345,15 +345,10 @@ pub fn parse_machine(text: &str, file: &str) -> Result<MachineModel, MachineErro
                 _ => None,
             };
             let masks = masks.ok_or_else(|| {
-                absurd("an array of positive integers (line-address bit masks, e.g. 0x4f601), one per set-index bit".into())
+                absurd(SET_INDEX_KEY, v, "an array of positive integers (line-address bit masks, e.g. 0x4f601), one per set-index bit".into())
             })?;
-            let index = SetIndex::new(&masks).map_err(absurd)?;
-            if !sources.contains_key(SET_INDEX_KEY) {
-                return Err(MachineError::MissingSource {
-                    loc: loc(v.span().start),
-                    key: SET_INDEX_KEY.into(),
-                });
-            }
+            let index = SetIndex::new(&masks).map_err(|e| absurd(SET_INDEX_KEY, v, e))?;
+            sourced(SET_INDEX_KEY, v)?;
             index
         }
     };
@@ -397,13 +392,7 @@ pub fn parse_machine(text: &str, file: &str) -> Result<MachineModel, MachineErro
         if ok {
             return Ok(());
         }
-        let v = &table[key];
-        Err(MachineError::Absurd {
-            loc: loc(v.span().start),
-            key: key.into(),
-            value: v.get_ref().to_string(),
-            valid: valid.into(),
-        })
+        Err(absurd(key, &table[key], valid.into()))
     };
     rel(
         m.l2_effective_bytes <= m.l2_bytes,
