@@ -1,5 +1,18 @@
 """Helpers shared by the issue-8 scripts in bench/ (imported, not run)."""
 import re
+import subprocess
+
+
+def emit_cuda(binary, kernel, block, fold, dtype, domain):
+    """The CUDA twin of one configuration: `(source, grid, input extent x,y,z, kernel name)`."""
+    cmd = [binary, "emit", kernel, "--target", "cuda", "--block", ",".join(map(str, block)),
+           "--fold", ",".join(map(str, fold)), "--dtype", dtype, "--domain", domain]
+    src = subprocess.run(cmd, capture_output=True, text=True, check=True).stdout
+    grid = [int(g) for g in re.search(r"blocks \[(\d+), (\d+), (\d+)\]", src).groups()]
+    ext = [int(e) for e in re.search(r"input \d+ elements, extent \[(\d+), (\d+), (\d+)\]",
+                                     src).groups()]
+    name = re.search(r"__global__ void (?:__launch_bounds__\(\d+\) )?(\w+)\(", src).group(1)
+    return src, grid, ext, name
 
 
 def star_reference(cp, u, src):

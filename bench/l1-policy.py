@@ -16,7 +16,13 @@ nothing under LRU, FIFO or random replacement.
 Nsight Compute reads the L1's hit and miss sectors of each launch and the shared-memory carve-out
 it granted (L1 = 256 KiB minus that).
 
+Sector sweeps (`--sectors 1,2,4`): the same cyclic sweep over consecutive lines, reading only the
+first 1, 2 or 4 sectors of each line (8 lanes per sector). If L1 allocates its data store by line,
+a sweep stops fitting at the same number of lines whatever the sectors read; if by sector, sweeps
+that read fewer sectors keep hitting up to the tags' limit (512 sets of 4 ways, `l1-sets.py`).
+
 usage (GPU, CuPy, ncu): bench/l1-policy.py measure OUT.json [--carveout -1] [--reps 8] [--l1-kib 224]
+                                           [--sectors 1,2,4]
                          bench/l1-policy.py summary OUT.json
 """
 import csv
@@ -57,9 +63,13 @@ UNIFIED_BYTES = 256 * 1024
 LINE = 128
 
 
-def plan(l1_lines):
-    """(n, stride, scramble, stream) points: N around the capacity at stride 1, scrambled, with
-    lines read once between the reused ones, then strides."""
+def plan(l1_lines, sectors=None):
+    """(n, stride, scramble, stream, sectors per access) points: N around the capacity at stride
+    1, scrambled, with lines read once between the reused ones, then strides; or, with `sectors`,
+    consecutive lines read `sectors` at a time from half the capacity to four times it."""
+    if sectors:
+        return [(max(1, round(f * l1_lines)), LINE, 0, 0, k) for k in sectors
+                for f in (0.5, 0.9, 1.0, 1.1, 1.25, 1.5, 2.0, 2.5, 3.0, 4.0)]
     pts = []
     for f in (0.25, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 1.0, 1.05, 1.1, 1.25, 1.5, 2.0, 3.0):
         pts.append((max(1, round(f * l1_lines)), LINE, 0, 0))
@@ -77,7 +87,7 @@ def plan(l1_lines):
     for stride in (2112, 4224, 8448, 2112 * 264):
         for f in (0.125, 0.25, 0.4, 0.45, 0.5, 0.55):
             pts.append((round(f * l1_lines), stride, 0, 0))
-    return pts
+    return [p + (4,) for p in pts]
 
 
 def launch(plan_path):
@@ -88,11 +98,11 @@ def launch(plan_path):
     fn = kern.kernel if hasattr(kern, "kernel") else kern.function
     cp.cuda.driver.funcSetAttribute(
         fn.ptr, cp.cuda.driver.CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT, p["carveout"])
-    top = max(n * (s // 4 + 32 * k * p["reps"]) for n, s, _, k in p["points"])
+    top = max(n * (s // 4 + 32 * k * p["reps"]) for n, s, _, k, _ in p["points"])
     a = cp.ones(top * 32 + 32, dtype=cp.float32)
     out = cp.zeros(32, dtype=cp.float32)
-    for n, stride, scramble, stream in p["points"]:
-        kern((1,), (32,), (a, cp.int32(n), cp.int64(stride // 4), cp.int32(scramble), cp.int32(stream),
+    for n, stride, scramble, stream, sectors in p["points"]:
+        kern((1,), (8 * sectors,), (a, cp.int32(n), cp.int64(stride // 4), cp.int32(scramble), cp.int32(stream),
                            cp.int32(p["reps"]), out))
         cp.cuda.runtime.deviceSynchronize()
         want = n * p["reps"] * (1 + stream)
@@ -100,10 +110,10 @@ def launch(plan_path):
             sys.exit(f"n {n} stride {stride}: sum {float(out[0])}, expected {want}")
 
 
-def measure(out_path, carveout, reps, l1_guess):
+def measure(out_path, carveout, reps, l1_guess, sectors=None):
     import cupy as cp
 
-    points = plan(l1_guess // LINE)
+    points = plan(l1_guess // LINE, sectors)
     with tempfile.TemporaryDirectory() as tmp:
         plan_path = os.path.join(tmp, "plan.json")
         json.dump({"points": points, "carveout": carveout, "reps": reps}, open(plan_path, "w"))
@@ -119,15 +129,16 @@ def measure(out_path, carveout, reps, l1_guess):
         sys.exit(f"ncu recorded {len(rows)} launches, expected {len(points)}")
     num = lambda s: float(s.replace(",", ""))
     results = []
-    for (n, stride, scramble, stream), row in zip(points, rows):
+    for (n, stride, scramble, stream, sectors), row in zip(points, rows):
         hit = num(row[METRICS[0]])
         miss = num(row[METRICS[1]])
         smem = num(row["launch__shared_mem_config_size"])
         # The first sweep misses every reused line and every line read once misses; the steady
-        # state is the reused lines' later sweeps (4 sectors per access).
-        later = 4 * n * (reps - 1)
+        # state is the reused lines' later sweeps (`sectors` per access).
+        later = sectors * n * (reps - 1)
         hit_rate = hit / later if later else None
         results.append({"lines": n, "stride_bytes": stride, "scramble": scramble, "stream": stream,
+                        "sectors": sectors,
                         "l1_bytes": UNIFIED_BYTES - smem, "hit_sectors": hit, "miss_sectors": miss,
                         "steady_hit_rate": hit_rate})
     dev = cp.cuda.runtime.getDeviceProperties(0)
@@ -166,14 +177,15 @@ def summary(path):
     print(f"Measured {d['date'][:10]}, driver {d['driver']}, carve-out preference {d['carveout']}, "
           f"{d['reps']} sweeps; one warp, one SM. Hit rate of the sweeps after the first, against "
           "LRU (and FIFO) and random replacement of the granted L1.\n")
-    print("| reused accesses | KiB of lines | read once per reused | stride B | order | granted L1 KiB | hit rate | LRU | random |")
-    print("|---|---|---|---|---|---|---|---|---|")
+    print("| reused accesses | KiB of lines | read once per reused | stride B | order | sectors per access | granted L1 KiB | hit rate | LRU | random |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
     for r in d["results"]:
         lines = r["l1_bytes"] // d["line_bytes"]
         k, per = r["stream"], lines_per_access(r["stride_bytes"])
         n = r["lines"] * per
         print(f"| {r['lines']} | {n * d['line_bytes'] / 1024:.0f} | {k} | {r['stride_bytes']} | "
-              f"{'scrambled' if r['scramble'] else 'cyclic'} | {r['l1_bytes'] / 1024:.0f} | "
+              f"{'scrambled' if r['scramble'] else 'cyclic'} | {r.get('sectors', 4)} | "
+              f"{r['l1_bytes'] / 1024:.0f} | "
               f"{r['steady_hit_rate']:.3f} | {lru_rate(n, k, lines):.2f} | "
               f"{random_rate(n, k, lines):.3f} |")
 
@@ -190,7 +202,12 @@ def main():
             carveout = int(args[args.index("--carveout") + 1])
         if "--reps" in args:
             reps = int(args[args.index("--reps") + 1])
-        measure(args[1], carveout, reps, kib * 1024)
+        sectors = None
+        if "--sectors" in args:
+            sectors = [int(k) for k in args[args.index("--sectors") + 1].split(",")]
+            if any(k not in (1, 2, 3, 4) for k in sectors):
+                sys.exit("--sectors takes sectors per access, 1 to 4, e.g. 1,2,4")
+        measure(args[1], carveout, reps, kib * 1024, sectors)
     elif len(args) == 2 and args[0] == "summary":
         summary(args[1])
     else:

@@ -26,12 +26,11 @@ in NumPy). The second form prints a Markdown table; with a counter report re-ana
 import datetime
 import json
 import os
-import re
 import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from benchlib import star_reference  # noqa: E402
+from benchlib import emit_cuda, star_reference  # noqa: E402
 
 
 def instrument(src):
@@ -116,13 +115,7 @@ def measure(binary, report, kernel, out_path, dtype, domain):
     results = []
     for r in records:
         block, fold = r["config"]["block"], r["config"]["fold"]
-        cmd = [binary, "emit", kernel, "--target", "cuda", "--block", ",".join(map(str, block)),
-               "--fold", ",".join(map(str, fold)), "--dtype", dtype, "--domain", domain]
-        src = subprocess.run(cmd, capture_output=True, text=True, check=True).stdout
-        grid = [int(g) for g in re.search(r"blocks \[(\d+), (\d+), (\d+)\]", src).groups()]
-        ext = [int(e) for e in re.search(r"fld_u: input \d+ elements, extent \[(\d+), (\d+), (\d+)\]",
-                                         src).groups()]
-        name = re.search(r"__global__ void (?:__launch_bounds__\(\d+\) )?(\w+)\(", src).group(1)
+        src, grid, ext, name = emit_cuda(binary, kernel, block, fold, dtype, domain)
         isrc, nf = instrument(src)
         kern = cp.RawKernel(isrc, name)
         ty = cp.float64 if dtype == "f64" else cp.float32

@@ -8,8 +8,10 @@
 //! point's instructions back to back, as independent loads are), to bracket what the hardware does,
 //! and [`IssueOrder::SchedulerBurst`] interleaves the bursts of the SM's four schedulers;
 //! [`IssueOrder::Drift`] is lockstep with each warp late by its own delay, as warps drift apart on
-//! the GPU. Each SM has an L1 of 128 B lines with 32 B sectors filled sector by sector, replacing
-//! the least recently used line of the line's set ([`L1Replacement::Lru`]: one fully associative
+//! the GPU; [`IssueOrder::Window`] bursts each warp's first loads and then steps in lockstep, as
+//! register-limited compiled code does, and [`IssueOrder::Interleave`] runs groups of warps in
+//! lockstep one after another. Each SM has an L1 of 128 B lines with 32 B sectors filled sector
+//! by sector, replacing the least recently used line of the line's set ([`L1Replacement::Lru`]: one fully associative
 //! set, sets of `l1_conflict_ways` ways filled by a hash as the visitor assumes, or the machine's
 //! measured set function with a data store of the L1's size) or a random line of the whole L1
 //! ([`L1Replacement::Random`]); one
@@ -350,6 +352,22 @@ pub enum IssueOrder {
         /// The largest delay, in hundredths of a fold point.
         hundredths: u32,
     },
+    /// Each warp keeps up to `loads` memory instructions in flight, as the compiled code does
+    /// where registers are short (32 per thread: an initial batch of 11-12 f64 or 22-23 f32 loads,
+    /// then one load per arithmetic step; `nvcc -arch=sm_90`, SASS): its first `loads` issued
+    /// instructions go out as one burst, each later one a lockstep step after the previous
+    /// (warp after warp within a step, SM by SM).
+    Window {
+        /// Memory instructions a warp has in flight at most.
+        loads: u32,
+    },
+    /// Lockstep among `warps` warps of the SM at a time (in launch order), one group after
+    /// another within a fold point: 1 is warp-burst, the SM's warps or more lockstep. The L1
+    /// sees about half the SM's warps interleaved (`bench/l1-interleave.py`).
+    Interleave {
+        /// Warps issuing in lockstep together.
+        warps: u32,
+    },
 }
 
 /// Which line an SM's L1 gives up for a new one.
@@ -472,7 +490,7 @@ pub fn simulate_counts(
         // Per fold point (the whole wave at once for drift), the warp instructions
         // `(fold point, instruction, block, warp)` in issue order, then their accesses.
         let parts = match order {
-            IssueOrder::Drift { .. } => 1,
+            IssueOrder::Drift { .. } | IssueOrder::Window { .. } => 1,
             _ => folds.len(),
         };
         for part in 0..parts {
@@ -496,6 +514,25 @@ pub fn simulate_counts(
                     timed.sort_unstable();
                     issues.extend(timed.iter().map(|&(_, bi, w, fi, n)| (fi, n, bi, w)));
                 }
+                IssueOrder::Window { loads } => {
+                    // The `i`-th issued instruction of a warp goes out at step `i + 1 - loads`
+                    // (0 for the first burst); ties warp by warp, in the warp's order.
+                    let burst = loads.max(1) as usize;
+                    let mut timed: Vec<(usize, usize, usize, usize, usize, usize)> = Vec::new();
+                    for bi in 0..wave_blocks.len() {
+                        for w in 0..nwarps {
+                            let mut i: usize = 0;
+                            for fi in 0..folds.len() {
+                                for n in (0..ninstr).filter(|&n| prog.issues(fi, n)) {
+                                    timed.push(((i + 1).saturating_sub(burst), bi, w, i, fi, n));
+                                    i += 1;
+                                }
+                            }
+                        }
+                    }
+                    timed.sort_unstable();
+                    issues.extend(timed.iter().map(|&(_, bi, w, _, fi, n)| (fi, n, bi, w)));
+                }
                 IssueOrder::Lockstep => {
                     for n in 0..ninstr {
                         for bi in 0..wave_blocks.len() {
@@ -510,19 +547,25 @@ pub fn simulate_counts(
                         }
                     }
                 }
-                IssueOrder::SchedulerBurst => {
-                    // `wave_blocks` is sorted by SM: one run of blocks per SM.
+                IssueOrder::Interleave { .. } | IssueOrder::SchedulerBurst => {
+                    // Scheduler-burst: scheduler `k` has the `k`-th of every round of
+                    // `SCHEDULERS_PER_SM` warps and each issues one instruction per turn, which
+                    // is lockstep among those warps, round after round.
+                    let group = match order {
+                        IssueOrder::Interleave { warps } => warps.max(1) as usize,
+                        _ => SCHEDULERS_PER_SM,
+                    };
+                    // `wave_blocks` is sorted by SM: one run of blocks per SM, whose warps go
+                    // in launch order.
                     let mut first = 0;
                     for on_sm in wave_blocks.chunk_by(|a, b| a.0 == b.0) {
-                        // The SM's warps in launch order; scheduler `k` has the `k`-th of every
-                        // round of `SCHEDULERS_PER_SM`, and each issues one instruction per turn.
                         let warps: Vec<(usize, usize)> = (first..first + on_sm.len())
                             .flat_map(|bi| (0..nwarps).map(move |w| (bi, w)))
                             .collect();
                         first += on_sm.len();
-                        for round in warps.chunks(SCHEDULERS_PER_SM) {
+                        for together in warps.chunks(group) {
                             for n in 0..ninstr {
-                                issues.extend(round.iter().map(|&(bi, w)| (part, n, bi, w)));
+                                issues.extend(together.iter().map(|&(bi, w)| (part, n, bi, w)));
                             }
                         }
                     }

@@ -47,6 +47,14 @@ pub struct VolumesArgs {
     /// drawn uniformly from 0 to this) [default: 1].
     #[arg(long, value_parser = drift_fold_points)]
     drift: Option<f64>,
+    /// With `--issue-order window`: the memory instructions a warp keeps in flight
+    /// [default: 12].
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=4096))]
+    window: Option<u32>,
+    /// With `--issue-order interleave`: the warps of an SM issuing in lockstep together
+    /// [default: half the SM's warps].
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=4096))]
+    interleave: Option<u32>,
     /// Which line the simulator's L1 gives up for a new one.
     #[arg(long, value_enum, default_value_t = L1ReplacementArg::Lru, requires = "simulate")]
     l1_replacement: L1ReplacementArg,
@@ -84,6 +92,10 @@ enum IssueOrderArg {
     SchedulerBurst,
     /// Lockstep with each warp late by a random delay of up to `--drift` fold points.
     Drift,
+    /// Each warp's first `--window` memory instructions as a burst, then one per lockstep step.
+    Window,
+    /// Lockstep among `--interleave` warps of the SM at a time, group after group.
+    Interleave,
 }
 
 fn triple(v: &[usize], what: &str) -> Result<[usize; 3], CliError> {
@@ -144,6 +156,12 @@ pub fn run(a: &VolumesArgs, out: &mut impl Write) -> Result<(), CliError> {
             "--drift sets the delays of `--issue-order drift` and is used with it only".into(),
         ));
     }
+    if a.window.is_some() && a.issue_order != IssueOrderArg::Window {
+        return Err(CliError::Usage(
+            "--window sets the loads in flight of `--issue-order window` and is used with it only"
+                .into(),
+        ));
+    }
     let sim = if a.simulate {
         let order = match a.issue_order {
             IssueOrderArg::Lockstep => cachesim::IssueOrder::Lockstep,
@@ -151,6 +169,14 @@ pub fn run(a: &VolumesArgs, out: &mut impl Write) -> Result<(), CliError> {
             IssueOrderArg::SchedulerBurst => cachesim::IssueOrder::SchedulerBurst,
             IssueOrderArg::Drift => cachesim::IssueOrder::Drift {
                 hundredths: (a.drift.unwrap_or(1.0) * 100.0).round() as u32,
+            },
+            IssueOrderArg::Window => cachesim::IssueOrder::Window {
+                loads: a.window.unwrap_or(12),
+            },
+            IssueOrderArg::Interleave => cachesim::IssueOrder::Interleave {
+                warps: a.interleave.unwrap_or_else(|| {
+                    (bps * config.threads().div_ceil(machine.warp_size)).div_ceil(2) as u32
+                }),
             },
         };
         let l1 = match a.l1_replacement {

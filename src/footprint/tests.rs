@@ -432,6 +432,33 @@ fn simulator_issue_orders_bracket_l1_reuse() {
         run_half(IssueOrder::SchedulerBurst).l2_load_sectors,
         8 * points
     );
+    // Lockstep among a group of warps: one warp is warp-burst, the SM's 8 lockstep; 4 warps'
+    // 64 lines fit this L1 and not half of it, 2 warps' fit both.
+    let group = |p: &CacheParams, warps| {
+        simulate_counts(
+            &k,
+            &d,
+            &c,
+            p,
+            IssueOrder::Interleave { warps },
+            L1Replacement::Lru,
+        )
+        .unwrap()
+        .l2_load_sectors
+    };
+    assert_eq!(group(&p, 1), burst.l2_load_sectors);
+    assert_eq!(group(&p, 8), lock.l2_load_sectors);
+    assert_eq!(group(&p, 64), lock.l2_load_sectors);
+    assert_eq!(group(&p, 4), 2 * points);
+    assert_eq!(group(&half, 4), 8 * points);
+    assert_eq!(group(&half, 2), 2 * points);
+    // A window of one instruction in flight is lockstep, count for count; one of all 8 loads
+    // sends them as a burst.
+    assert_eq!(run(IssueOrder::Window { loads: 1 }), lock);
+    assert_eq!(
+        run(IssueOrder::Window { loads: 8 }).l2_load_sectors,
+        2 * points
+    );
     // With one load per point both orders are the same.
     let one = kernel(
         Field::scalar("u", Dtype::F64, 0, FieldRole::Input),

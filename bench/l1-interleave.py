@@ -1,0 +1,168 @@
+#!/usr/bin/env python3
+"""How finely the warps of an SM interleave their loads, seen from L1 (issue 8).
+
+The simulator brackets the hardware between two issue orders: lockstep (every warp issues one
+instruction before any issues the next) and warp-burst (a warp issues a fold point's loads back to
+back). For a reuse by the same warp `g` instructions later, of `k` lines per instruction, the
+lines L1 sees in between are `g·k` under warp-burst and `g·k·W` under lockstep with `W` warps on
+the SM; the reuse hits while that stays below the L1's capacity `C`. This measures it: every warp
+of a full wave reads its own `g·k` lines cyclically, instruction `i` touching the `k` lines of group
+`i mod g` (lane `j` line `j mod k`, word `j div k`), with the loads pipelined as in the generated
+kernels (a chain of dependent additions, the loop unrolled so that the compiler issues loads ahead,
+`__launch_bounds__(256, blocks per SM)` so that registers are as short as in the counter sweeps).
+Nsight Compute gives L1's hit and miss sectors; the steady hit rate leaves out the first touches.
+
+The effective number of warps interleaved is `C / (g½·k)`, `g½` the gap at which half the reuses
+hit: 1 is warp-burst, `W` lockstep.
+
+usage (GPU, CuPy, ncu): bench/l1-interleave.py measure OUT.json [--l1-kib 224]
+                        bench/l1-interleave.py summary OUT.json
+"""
+import csv
+import datetime
+import io
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+SOURCE = r"""
+extern "C" __global__ void __launch_bounds__(256, BPS) l1interleave(
+    const float* __restrict__ a, int n, int g, int k, float* __restrict__ out)
+{
+    const long long warp = ((long long)blockIdx.x * blockDim.x + threadIdx.x) >> 5;
+    const int lane = threadIdx.x & 31;
+    const long long base = warp * g * k + lane % k;
+    const int word = lane / k;
+    float s = 0.0f;
+#pragma unroll 16
+    for (int i = 0; i < n; ++i) {
+        s = s * 0.5f + a[(base + (long long)(i % g) * k) * 32 + word];
+    }
+    out[blockIdx.x * blockDim.x + threadIdx.x] = s;
+}
+"""
+METRICS = [
+    "l1tex__t_sectors_pipe_lsu_mem_global_op_ld_lookup_hit.sum",
+    "l1tex__t_sectors_pipe_lsu_mem_global_op_ld_lookup_miss.sum",
+    "lts__t_sectors_srcunit_tex_op_read.sum",
+    "launch__shared_mem_config_size",
+    "launch__registers_per_thread",
+]
+GAPS = (1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96)
+LINE = 128
+
+
+def plan():
+    """(blocks per SM, lines per instruction, gap) points."""
+    return [(bps, k, g) for bps in (2, 8) for k in (1, 8, 32) for g in GAPS]
+
+
+def launch(plan_path):
+    import cupy as cp
+
+    p = json.load(open(plan_path))
+    sms = cp.cuda.runtime.getDeviceProperties(0)["multiProcessorCount"]
+    kern = {bps: cp.RawKernel(SOURCE.replace("BPS", str(bps)), "l1interleave")
+            for bps in {q[0] for q in p["points"]}}
+    top = max(sms * bps * 8 * g * k for bps, k, g in p["points"])
+    a = cp.ones(top * 32 + 32, dtype=cp.float32)
+    for bps, k, g in p["points"]:
+        n = max(8 * g, 256)
+        out = cp.zeros(sms * bps * 256, dtype=cp.float32)
+        kern[bps]((sms * bps,), (256,), (a, cp.int32(n), cp.int32(g), cp.int32(k), out))
+        cp.cuda.runtime.deviceSynchronize()
+        # s = s/2 + 1 converges to 2: a wrong address would still read 1s, so check the count.
+        if abs(float(out[0]) - 2.0) > 1e-3:
+            sys.exit(f"bps {bps} k {k} g {g}: result {float(out[0])}, expected 2")
+
+
+def measure(out_path, l1_kib):
+    import cupy as cp
+
+    points = plan()
+    sms = cp.cuda.runtime.getDeviceProperties(0)["multiProcessorCount"]
+    with tempfile.TemporaryDirectory() as tmp:
+        plan_path = os.path.join(tmp, "plan.json")
+        json.dump({"points": points}, open(plan_path, "w"))
+        log = os.path.join(tmp, "ncu.csv")
+        subprocess.run(["ncu", "--clock-control", "none", "--kernel-name", "l1interleave",
+                        "--metrics", ",".join(METRICS), "--csv", "--page", "raw", "--print-units",
+                        "base", "--log-file", log, sys.executable, os.path.abspath(__file__),
+                        "launch", plan_path], check=True)
+        text = open(log).read()
+    rows = list(csv.reader(io.StringIO(text[text.index('"ID"'):])))
+    head, rows = rows[0], [dict(zip(rows[0], r)) for r in rows[2:] if len(r) == len(rows[0])]
+    if len(rows) != len(points):
+        sys.exit(f"ncu recorded {len(rows)} launches, expected {len(points)}")
+    num = lambda s: float(s.replace(",", ""))  # noqa: E731
+    results = []
+    for (bps, k, g), row in zip(points, rows):
+        n = max(8 * g, 256)
+        warps = sms * bps * 8
+        per_line = max(1, 4 // k)  # sectors each instruction reads per line
+        total = warps * n * k * per_line
+        first = warps * g * k * per_line
+        hit = num(row[METRICS[0]])
+        results.append({"blocks_per_sm": bps, "warps_per_sm": bps * 8, "lines_per_instruction": k,
+                        "gap": g, "instructions": n, "hit_sectors": hit,
+                        "miss_sectors": num(row[METRICS[1]]), "l2_read_sectors": num(row[METRICS[2]]),
+                        "total_sectors": total, "first_touch_sectors": first,
+                        "steady_hit_rate": hit / (total - first),
+                        "registers": num(row[METRICS[4]]),
+                        "l1_bytes": 256 * 1024 - num(row[METRICS[3]])})
+    dev = cp.cuda.runtime.getDeviceProperties(0)
+    smi = subprocess.run(["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"],
+                         capture_output=True, text=True).stdout.strip()
+    json.dump({"device": dev["name"].decode(), "driver": smi, "sms": sms,
+               "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+               "l1_kib_guess": l1_kib, "results": results}, open(out_path, "w"), indent=1)
+
+
+def summary(path):
+    d = json.load(open(path))
+    res = d["results"]
+    print(f"# Warp interleaving seen from L1 on the {d['device']} (issue 8)\n")
+    print(f"Measured {d['date'][:10]}, driver {d['driver']}; a full wave of 256-thread blocks, "
+          "each warp re-reading its own lines every `g` instructions of `k` lines. Steady hit "
+          "rate per gap `g`; the last columns: the gap `g½` at which half the reuses hit, and "
+          "the effective warps interleaved `C / (g½·k)` with `C` the granted L1 in lines (1 is "
+          "warp-burst, the SM's warps lockstep; — where no gap measured loses half).\n")
+    keys = sorted({(r["warps_per_sm"], r["lines_per_instruction"]) for r in res})
+    print("| warps/SM | lines/instr | registers | " + " | ".join(f"g={g}" for g in GAPS)
+          + " | g½ | effective warps |")
+    print("|---|---|---|" + "---|" * len(GAPS) + "---|---|")
+    for w, k in keys:
+        rs = sorted((r for r in res if r["warps_per_sm"] == w and r["lines_per_instruction"] == k),
+                    key=lambda r: r["gap"])
+        lines = rs[0]["l1_bytes"] / LINE
+        half = None
+        for a, b in zip(rs, rs[1:]):
+            ha, hb = a["steady_hit_rate"], b["steady_hit_rate"]
+            if ha >= 0.5 > hb:
+                half = a["gap"] + (ha - 0.5) / (ha - hb) * (b["gap"] - a["gap"])
+                break
+        if half is None and rs[0]["steady_hit_rate"] < 0.5:
+            half = 0.0
+        eff = "—" if half is None else ("> W" if half == 0 else f"{lines / (half * k):.1f}")
+        print(f"| {w} | {k} | {rs[0]['registers']:.0f} | "
+              + " | ".join(f"{r['steady_hit_rate']:.2f}" for r in rs)
+              + f" | {'—' if half is None else f'{half:.1f}'} | {eff} |")
+
+
+def main():
+    args = sys.argv[1:]
+    if len(args) == 2 and args[0] == "launch":
+        launch(args[1])
+    elif len(args) >= 2 and args[0] == "measure":
+        kib = int(args[args.index("--l1-kib") + 1]) if "--l1-kib" in args else 224
+        measure(args[1], kib)
+    elif len(args) == 2 and args[0] == "summary":
+        summary(args[1])
+    else:
+        sys.exit(__doc__)
+
+
+if __name__ == "__main__":
+    main()
