@@ -1,6 +1,19 @@
 """Helpers shared by the issue-8 scripts in bench/ (imported, not run)."""
+import csv
+import io
 import re
 import subprocess
+import sys
+
+
+def parse_twin(src):
+    """What a generated CUDA source says about its launch: `(grid, first input's extent x,y,z,
+    kernel name)`."""
+    grid = [int(g) for g in re.search(r"blocks \[(\d+), (\d+), (\d+)\]", src).groups()]
+    ext = [int(e) for e in re.search(r"input \d+ elements, extent \[(\d+), (\d+), (\d+)\]",
+                                     src).groups()]
+    name = re.search(r"__global__ void (?:__launch_bounds__\(\d+\) )?(\w+)\(", src).group(1)
+    return grid, ext, name
 
 
 def emit_cuda(binary, kernel, block, fold, dtype, domain):
@@ -8,33 +21,44 @@ def emit_cuda(binary, kernel, block, fold, dtype, domain):
     cmd = [binary, "emit", kernel, "--target", "cuda", "--block", ",".join(map(str, block)),
            "--fold", ",".join(map(str, fold)), "--dtype", dtype, "--domain", domain]
     src = subprocess.run(cmd, capture_output=True, text=True, check=True).stdout
-    grid = [int(g) for g in re.search(r"blocks \[(\d+), (\d+), (\d+)\]", src).groups()]
-    ext = [int(e) for e in re.search(r"input \d+ elements, extent \[(\d+), (\d+), (\d+)\]",
-                                     src).groups()]
-    name = re.search(r"__global__ void (?:__launch_bounds__\(\d+\) )?(\w+)\(", src).group(1)
-    return src, grid, ext, name
+    return (src, *parse_twin(src))
 
 
-def star_reference(cp, u, src):
-    """The star stencil's result from the coefficients printed in a generated source (interior
-    only): `(result, slices of the interior)`."""
-    found = {}
-    for val, idx in re.findall(r"\(?(-?[0-9][0-9.e+-]*)\)? /\* c(\d+) \*/", src):
-        found.setdefault(int(idx), float(val))
-    coef = [found[k] for k in sorted(found)]
-    r = len(coef) - 1
-    n = [s - 2 * r for s in u.shape]
-    core = (slice(r, r + n[0]), slice(r, r + n[1]), slice(r, r + n[2]))
-    v = coef[0] * u[core]
-    for k in range(1, r + 1):
-        acc = cp.zeros_like(v)
-        for ax in range(3):
-            for sgn in (-1, 1):
-                sl = list(core)
-                sl[ax] = slice(r + sgn * k, r + sgn * k + n[ax])
-                acc += u[tuple(sl)]
-        v += coef[k] * acc
+def stencil_reference(cp, u, src):
+    """The stencil's result from the formula and coefficients printed in a generated source
+    (interior only): `(result, slices of the interior)`."""
+    formula = re.search(r"^//\s+\w+\[0,0,0\] = (.*)$", src, re.M).group(1)
+    coef = {}
+    for val, idx in re.findall(r"\(?(-?[0-9][0-9.e+-]*)f?\)? /\* c(\d+) \*/", src):
+        coef.setdefault(int(idx), float(val))
+    terms = []
+    for idx, body in re.findall(r"c(\d+) \* (\([^)]*\)|\w+\[[^\]]*\])", formula):
+        for off in re.findall(r"\[(-?\d+),(-?\d+),(-?\d+)\]", body):
+            terms.append((coef[int(idx)], [int(o) for o in off]))
+    r = max(abs(o) for _, off in terms for o in off)
+    n = [s - 2 * r for s in u.shape]  # u is (z, y, x)
+    core = tuple(slice(r, r + m) for m in n)
+    v = cp.zeros(tuple(n), dtype=u.dtype)
+    for c, (ox, oy, oz) in terms:
+        v += c * u[r + oz:r + oz + n[0], r + oy:r + oy + n[1], r + ox:r + ox + n[2]]
     return v, core
+
+
+def twin_fields(cp, ext, dtype):
+    """The input (random, reproducible) and output arrays of a generated kernel, `(u, v)`."""
+    ty = cp.float64 if dtype == "f64" else cp.float32
+    u = cp.random.default_rng(1).random(ext[::-1], dtype=cp.float64).astype(ty)
+    return u, cp.zeros_like(u)
+
+
+def check_twin(cp, u, v, src, dtype, what):
+    """The largest error of a launched kernel's output `v` relative to the reference; exits with
+    a message naming `what` where it is above 1e-12 (f64) or 1e-5 (f32)."""
+    ref, core = stencil_reference(cp, u, src)
+    err = float(cp.max(cp.abs(v[core] - ref)) / (cp.max(cp.abs(ref)) + 1e-30))
+    if not err <= (1e-12 if dtype == "f64" else 1e-5):
+        sys.exit(f"{what}: result differs from the reference ({err:.2e})")
+    return err
 
 
 def sim_domain(block, fold, blocks_per_sm, sms, base, full):
@@ -53,3 +77,16 @@ def sim_domain(block, fold, blocks_per_sm, sms, base, full):
                 break
             dom[ax] = min(2 * dom[ax], full[ax])
     return ",".join(map(str, dom))
+
+
+def ncu_rows(text):
+    """The rows of ncu's raw CSV page (header, units, then one row per launch)."""
+    start = text.index('"ID"')
+    rows = list(csv.reader(io.StringIO(text[start:])))
+    head = rows[0]
+    return [dict(zip(head, r)) for r in rows[2:] if len(r) == len(head)]
+
+
+def number(s):
+    """A number as ncu prints it (thousands separated by commas)."""
+    return float(s.replace(",", ""))

@@ -24,33 +24,12 @@ usage (on a machine with an NVIDIA GPU, CuPy and the stencilscope binary):
 import datetime
 import json
 import os
-import re
 import subprocess
 import sys
 from collections import Counter
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from benchlib import emit_cuda  # noqa: E402
-
-
-def reference(cp, u, src):
-    """The stencil's result from the formula and coefficients printed in a generated source
-    (interior only): `(result, slices of the interior)`."""
-    formula = re.search(r"^//\s+\w+\[0,0,0\] = (.*)$", src, re.M).group(1)
-    coef = {}
-    for val, idx in re.findall(r"\(?(-?[0-9][0-9.e+-]*)f?\)? /\* c(\d+) \*/", src):
-        coef.setdefault(int(idx), float(val))
-    terms = []
-    for idx, body in re.findall(r"c(\d+) \* (\([^)]*\)|\w+\[[^\]]*\])", formula):
-        for off in re.findall(r"\[(-?\d+),(-?\d+),(-?\d+)\]", body):
-            terms.append((coef[int(idx)], [int(o) for o in off]))
-    r = max(abs(o) for _, off in terms for o in off)
-    n = [s - 2 * r for s in u.shape]  # u is (z, y, x)
-    core = tuple(slice(r, r + m) for m in n)
-    v = cp.zeros(tuple(n), dtype=u.dtype)
-    for c, (ox, oy, oz) in terms:
-        v += c * u[r + oz:r + oz + n[0], r + oy:r + oy + n[1], r + ox:r + ox + n[2]]
-    return v, core
+from benchlib import check_twin, emit_cuda, twin_fields  # noqa: E402
 
 
 def instrument(src):
@@ -124,7 +103,6 @@ def analyse(rec, wpb, grid, sms):
 
 def measure(binary, out_path, kernel, dtype, domain, configs):
     import cupy as cp
-    import numpy as np
 
     dev = cp.cuda.runtime.getDeviceProperties(0)
     sms = dev["multiProcessorCount"]
@@ -133,18 +111,13 @@ def measure(binary, out_path, kernel, dtype, domain, configs):
         block, fold = [[int(v) for v in p.split(",")] for p in cfg.split("/")]
         src, grid, ext, name = emit_cuda(binary, kernel, block, fold, dtype, domain)
         kern = cp.RawKernel(instrument(src), name)
-        ty = cp.float64 if dtype == "f64" else cp.float32
-        u = cp.random.default_rng(1).random(ext[::-1], dtype=cp.float64).astype(ty)
-        v = cp.zeros_like(u)
+        u, v = twin_fields(cp, ext, dtype)
         threads = block[0] * block[1] * block[2]
         wpb = (threads + 31) // 32
         nb = grid[0] * grid[1] * grid[2]
         rec = cp.zeros(nb * wpb * 3, dtype=cp.uint64)
         kern(tuple(grid), tuple(block), (u, v, rec))
-        ref, core = reference(cp, u, src)
-        err = float(cp.max(cp.abs(v[core] - ref)) / (cp.max(cp.abs(ref)) + 1e-30))
-        if not err <= (1e-12 if dtype == "f64" else 1e-5):
-            sys.exit(f"{block} fold {fold}: result differs from the reference ({err:.2e})")
+        err = check_twin(cp, u, v, src, dtype, f"{block} fold {fold}")
         runs = []
         for _ in range(2):
             rec.fill(0)
@@ -178,7 +151,6 @@ def summary(path):
         a = r["runs"][0]
         s = a["same_sm"]
         f = lambda v: "—" if v is None else f"{v:.2f}"  # noqa: E731
-        n = sum(c for _, c in a["delta_top"]) or 1
         gaps = ", ".join(f"{g:+d}" for g, _ in a["delta_top"][:6])
         print(f"| {'×'.join(map(str, r['block']))} | {'×'.join(map(str, r['fold']))} | "
               f"{'×'.join(map(str, r['grid']))} | {f(s['x'])} / {f(s['y'])} / {f(s['z'])} | "

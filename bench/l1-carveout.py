@@ -10,7 +10,7 @@ curve that stays above the model's at every capacity says "not capacity" (replac
 mapping, or what is counted per miss).
 
 It emits the CUDA twin of every configuration of a counter report, compiles it with CuPy (NVRTC),
-checks its output against a CuPy reference of the star stencil, then launches it once per
+checks its output against a CuPy reference (the formula printed in the source), then launches it once per
 carve-out preference (`CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT`) under Nsight Compute,
 which records the shared-memory configuration actually granted with the counters.
 
@@ -23,9 +23,7 @@ then, anywhere (runs the visitor, and with --simulate ORDER the simulator, at ea
 The first form takes a few minutes for 52 configurations on an H100 (one profiled launch per
 configuration and carve-out, plus the checked one).
 """
-import csv
 import datetime
-import io
 import json
 import os
 import re
@@ -34,7 +32,8 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from benchlib import sim_domain, star_reference  # noqa: E402
+from benchlib import (check_twin, emit_cuda, ncu_rows, number, parse_twin, sim_domain,  # noqa: E402
+                      twin_fields)
 
 METRICS = [
     "lts__t_sectors_srcunit_tex_op_read.sum",
@@ -53,12 +52,6 @@ METRICS = [
 UNIFIED_BYTES = 256 * 1024
 
 
-def emit(binary, kernel, block, fold, dtype, domain):
-    cmd = [binary, "emit", kernel, "--target", "cuda", "--block", ",".join(map(str, block)),
-           "--fold", ",".join(map(str, fold)), "--dtype", dtype, "--domain", domain]
-    return subprocess.run(cmd, capture_output=True, text=True, check=True).stdout
-
-
 def set_carveout(kern, percent):
     """Sets the kernel's carve-out preference (CuPy moved the attribute between versions)."""
     import cupy as cp
@@ -75,42 +68,20 @@ def launch(plan_path):
     plan = json.load(open(plan_path))
     for c in plan["configs"]:
         src = c["source"]
-        grid = [int(g) for g in re.search(r"blocks \[(\d+), (\d+), (\d+)\]", src).groups()]
-        ext = [int(e) for e in re.search(r"fld_u: input \d+ elements, extent \[(\d+), (\d+), (\d+)\]",
-                                         src).groups()]
-        name = re.search(r"__global__ void (?:__launch_bounds__\(\d+\) )?(\w+)\(", src).group(1)
+        grid, ext, name = parse_twin(src)
         kern = cp.RawKernel(src, name)
-        ty = cp.float64 if plan["dtype"] == "f64" else cp.float32
-        u = cp.random.default_rng(1).random(ext[::-1], dtype=cp.float64).astype(ty)
-        v = cp.zeros_like(u)
+        u, v = twin_fields(cp, ext, plan["dtype"])
         kern(tuple(grid), tuple(c["block"]), (u, v))
-        ref, core = star_reference(cp, u, src)
-        err = float(cp.max(cp.abs(v[core] - ref)) / (cp.max(cp.abs(ref)) + 1e-30))
-        tol = 1e-12 if plan["dtype"] == "f64" else 1e-5
-        if not err <= tol:
-            sys.exit(f"{c['block']} fold {c['fold']}: result differs from the reference ({err:.2e}); "
-                     "the reference is a star stencil's, so other kernels fail here")
-        c["max_rel_error"] = err
+        c["max_rel_error"] = check_twin(cp, u, v, src, plan["dtype"],
+                                        f"{c['block']} fold {c['fold']}")
         for p in plan["carveouts"]:
             set_carveout(kern, p)
             kern(tuple(grid), tuple(c["block"]), (u, v))
         cp.cuda.runtime.deviceSynchronize()
-        print(f"{c['block']} fold {c['fold']}: checked ({err:.1e}), {len(plan['carveouts'])} launches",
+        print(f"{c['block']} fold {c['fold']}: checked ({c['max_rel_error']:.1e}), {len(plan['carveouts'])} launches",
               flush=True)
     json.dump({"errors": [c["max_rel_error"] for c in plan["configs"]]},
               open(plan_path + ".checked", "w"))
-
-
-def ncu_rows(text):
-    """The rows of ncu's raw CSV page (header, units, then one row per launch)."""
-    start = text.index('"ID"')
-    rows = list(csv.reader(io.StringIO(text[start:])))
-    head = rows[0]
-    return [dict(zip(head, r)) for r in rows[2:] if len(r) == len(head)]
-
-
-def number(s):
-    return float(s.replace(",", ""))
 
 
 def measure(binary, report, kernel, out_path, dtype, domain, carveouts):
@@ -121,7 +92,7 @@ def measure(binary, report, kernel, out_path, dtype, domain, carveouts):
     for r in records:
         block, fold = r["config"]["block"], r["config"]["fold"]
         configs.append({"block": block, "fold": fold,
-                        "source": emit(binary, kernel, block, fold, dtype, domain)})
+                        "source": emit_cuda(binary, kernel, block, fold, dtype, domain)[0]})
     n = 1
     for d in domain.split(","):
         n *= int(d)

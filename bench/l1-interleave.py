@@ -18,14 +18,15 @@ hit: 1 is warp-burst, `W` lockstep.
 usage (GPU, CuPy, ncu): bench/l1-interleave.py measure OUT.json [--l1-kib 224]
                         bench/l1-interleave.py summary OUT.json
 """
-import csv
 import datetime
-import io
 import json
 import os
 import subprocess
 import sys
 import tempfile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from benchlib import ncu_rows, number  # noqa: E402
 
 SOURCE = r"""
 extern "C" __global__ void __launch_bounds__(256, BPS) l1interleave(
@@ -92,11 +93,9 @@ def measure(out_path, l1_kib):
                         "base", "--log-file", log, sys.executable, os.path.abspath(__file__),
                         "launch", plan_path], check=True)
         text = open(log).read()
-    rows = list(csv.reader(io.StringIO(text[text.index('"ID"'):])))
-    head, rows = rows[0], [dict(zip(rows[0], r)) for r in rows[2:] if len(r) == len(rows[0])]
+    rows = ncu_rows(text)
     if len(rows) != len(points):
         sys.exit(f"ncu recorded {len(rows)} launches, expected {len(points)}")
-    num = lambda s: float(s.replace(",", ""))  # noqa: E731
     results = []
     for (bps, k, g), row in zip(points, rows):
         n = max(8 * g, 256)
@@ -104,14 +103,15 @@ def measure(out_path, l1_kib):
         per_line = max(1, 4 // k)  # sectors each instruction reads per line
         total = warps * n * k * per_line
         first = warps * g * k * per_line
-        hit = num(row[METRICS[0]])
+        hit = number(row[METRICS[0]])
         results.append({"blocks_per_sm": bps, "warps_per_sm": bps * 8, "lines_per_instruction": k,
                         "gap": g, "instructions": n, "hit_sectors": hit,
-                        "miss_sectors": num(row[METRICS[1]]), "l2_read_sectors": num(row[METRICS[2]]),
+                        "miss_sectors": number(row[METRICS[1]]),
+                        "l2_read_sectors": number(row[METRICS[2]]),
                         "total_sectors": total, "first_touch_sectors": first,
                         "steady_hit_rate": hit / (total - first),
-                        "registers": num(row[METRICS[4]]),
-                        "l1_bytes": 256 * 1024 - num(row[METRICS[3]])})
+                        "registers": number(row[METRICS[4]]),
+                        "l1_bytes": 256 * 1024 - number(row[METRICS[3]])})
     dev = cp.cuda.runtime.getDeviceProperties(0)
     smi = subprocess.run(["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"],
                          capture_output=True, text=True).stdout.strip()

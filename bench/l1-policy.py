@@ -25,15 +25,16 @@ usage (GPU, CuPy, ncu): bench/l1-policy.py measure OUT.json [--carveout -1] [--r
                                            [--sectors 1,2,4]
                          bench/l1-policy.py summary OUT.json
 """
-import csv
 import datetime
-import io
 import json
 import math
 import os
 import subprocess
 import sys
 import tempfile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from benchlib import ncu_rows, number  # noqa: E402
 
 SOURCE = r"""
 extern "C" __global__ void l1probe(const float* __restrict__ a, int n, long long stride, int scramble,
@@ -123,16 +124,14 @@ def measure(out_path, carveout, reps, l1_guess, sectors=None):
                         "--log-file", log, sys.executable, os.path.abspath(__file__), "launch",
                         plan_path], check=True)
         text = open(log).read()
-    rows = list(csv.reader(io.StringIO(text[text.index('"ID"'):])))
-    head, rows = rows[0], [dict(zip(rows[0], r)) for r in rows[2:] if len(r) == len(rows[0])]
+    rows = ncu_rows(text)
     if len(rows) != len(points):
         sys.exit(f"ncu recorded {len(rows)} launches, expected {len(points)}")
-    num = lambda s: float(s.replace(",", ""))
     results = []
     for (n, stride, scramble, stream, sectors), row in zip(points, rows):
-        hit = num(row[METRICS[0]])
-        miss = num(row[METRICS[1]])
-        smem = num(row["launch__shared_mem_config_size"])
+        hit = number(row[METRICS[0]])
+        miss = number(row[METRICS[1]])
+        smem = number(row["launch__shared_mem_config_size"])
         # The first sweep misses every reused line and every line read once misses; the steady
         # state is the reused lines' later sweeps (`sectors` per access).
         later = sectors * n * (reps - 1)
