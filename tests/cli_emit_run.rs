@@ -65,7 +65,7 @@ fn emit_writes_a_file() {
 
 #[test]
 fn bad_arguments_are_clear_errors() {
-    let cases: [(&[&str], &str); 7] = [
+    let cases: [(&[&str], &str); 5] = [
         (
             &[
                 "emit",
@@ -135,47 +135,48 @@ fn bad_arguments_are_clear_errors() {
             ],
             "2 --block values but 3 --fold values",
         ),
-        (
-            &[
-                "volumes",
-                "stencils/star3d_r1.toml",
-                "--machine",
-                "h100-sxm",
-                "--domain",
-                "16,16,16",
-                "--block",
-                "8,4,2",
-                "--simulate",
-                "--window",
-                "4",
-            ],
-            "--window sets the loads in flight of `--issue-order window`",
-        ),
-        (
-            &[
-                "volumes",
-                "stencils/star3d_r1.toml",
-                "--machine",
-                "h100-sxm",
-                "--domain",
-                "16,16,16",
-                "--block",
-                "8,4,2",
-                "--simulate",
-                "--issue-order",
-                "interleave",
-                "--interleave",
-                "0",
-            ],
-            "0 is not in 1..=4096",
-        ),
     ];
-    for (args, msg) in cases {
+    let fails = |args: &[&str], msg: &str| {
         let (ok, _, stderr) = out(bin().args(args));
         assert!(!ok, "{args:?} succeeded");
         assert!(stderr.contains(msg), "{args:?}: {stderr}");
         assert!(!stderr.contains("panicked"), "{stderr}");
+    };
+    for (args, msg) in cases {
+        fails(args, msg);
     }
+    // Each issue order's option without its order, and a group of no warps.
+    for (extra, msg) in [
+        (
+            &["--window", "4"][..],
+            "--window sets the loads in flight of `--issue-order window`",
+        ),
+        (
+            &["--issue-order", "window", "--interleave", "3"][..],
+            "--interleave sets the warps in lockstep of `--issue-order interleave`",
+        ),
+        (
+            &["--issue-order", "interleave", "--interleave", "0"][..],
+            "0 is not in 1..=4096",
+        ),
+    ] {
+        fails(&[&simulate_args("16,16,16")[..], extra].concat(), msg);
+    }
+}
+
+/// `volumes` simulating star3d_r1 on `domain` (one block shape), before the issue order.
+fn simulate_args(domain: &str) -> [&str; 9] {
+    [
+        "volumes",
+        "stencils/star3d_r1.toml",
+        "--machine",
+        "h100-sxm",
+        "--domain",
+        domain,
+        "--block",
+        "8,4,2",
+        "--simulate",
+    ]
 }
 
 #[test]
@@ -185,19 +186,7 @@ fn volumes_simulates_in_each_issue_order() {
         &["--issue-order", "interleave"][..],
         &["--issue-order", "interleave", "--interleave", "2"][..],
     ] {
-        let (ok, stdout, stderr) = out(bin()
-            .args([
-                "volumes",
-                "stencils/star3d_r1.toml",
-                "--machine",
-                "h100-sxm",
-                "--domain",
-                "32,16,16",
-                "--block",
-                "8,4,2",
-                "--simulate",
-            ])
-            .args(order));
+        let (ok, stdout, stderr) = out(bin().args(simulate_args("32,16,16")).args(order));
         assert!(ok, "{order:?}: {stderr}");
         let l2 = stdout.lines().find(|l| l.starts_with("L2 load")).unwrap();
         assert_eq!(l2.matches("B/LUP").count(), 3, "{order:?}: {stdout}");

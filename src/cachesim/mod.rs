@@ -11,11 +11,11 @@
 //! the GPU; [`IssueOrder::Window`] bursts each warp's first loads and then steps in lockstep, as
 //! register-limited compiled code does, and [`IssueOrder::Interleave`] runs groups of warps in
 //! lockstep one after another. Each SM has an L1 of 128 B lines with 32 B sectors filled sector
-//! by sector, replacing the least recently used line of the line's set ([`L1Replacement::Lru`]: one fully associative
-//! set, sets of `l1_conflict_ways` ways filled by a hash as the visitor assumes, or the machine's
-//! measured set function with a data store of the L1's size) or a random line of the whole L1
-//! ([`L1Replacement::Random`]); one
-//! shared L2 is LRU at sector granularity. Loads go through L1; stores are written through to L2
+//! by sector, replacing the least recently used line of the line's set ([`L1Replacement::Lru`]:
+//! one fully associative set, sets of `l1_conflict_ways` ways filled by a hash as the visitor
+//! assumes, or the machine's measured set function with a data store of the L1's size) or a
+//! random line of the whole L1 ([`L1Replacement::Random`]); one shared L2 is LRU at sector
+//! granularity. Loads go through L1; stores are written through to L2
 //! (they update a present L1 sector, but allocate none). L2 write-allocates with a byte mask: a
 //! dirty sector costs a DRAM write when evicted or at the end, and one not fully written (nor
 //! filled by a read) also a DRAM read.
@@ -401,6 +401,34 @@ fn drift_delay(bi: usize, w: usize, max: f64) -> usize {
     ((z >> 11) as f64 / (1u64 << 53) as f64 * max) as usize
 }
 
+/// Appends to `out` the warp instructions `(fold point, instruction, block, warp)` that `prog`
+/// issues for `blocks` blocks of `warps` warps, ordered by
+/// `time(block, warp, fold point, instruction, i)` (`i` counting the warp's issued instructions),
+/// ties in lockstep order (block, warp, then the warp's own order).
+fn timed_issues(
+    prog: &MemoryProgram,
+    folds: usize,
+    blocks: usize,
+    warps: usize,
+    time: impl Fn(usize, usize, usize, usize, usize) -> usize,
+    out: &mut Vec<(usize, usize, usize, usize)>,
+) {
+    let ninstr = prog.instructions.len();
+    let mut timed: Vec<(usize, usize, usize, usize, usize)> = Vec::new();
+    for bi in 0..blocks {
+        for w in 0..warps {
+            let issued = (0..folds)
+                .flat_map(|fi| (0..ninstr).map(move |n| (fi, n)))
+                .filter(|&(fi, n)| prog.issues(fi, n));
+            for (i, (fi, n)) in issued.enumerate() {
+                timed.push((time(bi, w, fi, n, i), bi, w, fi, n));
+            }
+        }
+    }
+    timed.sort_unstable();
+    out.extend(timed.iter().map(|&(_, bi, w, fi, n)| (fi, n, bi, w)));
+}
+
 /// Warp schedulers (SM sub-partitions) per SM, Volta to Hopper.
 pub const SCHEDULERS_PER_SM: usize = 4;
 
@@ -497,41 +525,29 @@ pub fn simulate_counts(
             issues.clear();
             match order {
                 IssueOrder::Drift { hundredths } => {
-                    // Each warp's instructions at their lockstep time plus its delay; ties in
-                    // lockstep order (SM, block, warp).
+                    // Each warp's instructions at their lockstep time plus its delay.
                     let max = f64::from(hundredths) / 100.0 * ninstr as f64;
-                    let mut timed: Vec<(usize, usize, usize, usize, usize)> = Vec::new();
-                    for bi in 0..wave_blocks.len() {
-                        for w in 0..nwarps {
-                            let d = drift_delay(start + bi, w, max);
-                            for fi in 0..folds.len() {
-                                timed.extend(
-                                    (0..ninstr).map(|n| (fi * ninstr + n + d, bi, w, fi, n)),
-                                );
-                            }
-                        }
-                    }
-                    timed.sort_unstable();
-                    issues.extend(timed.iter().map(|&(_, bi, w, fi, n)| (fi, n, bi, w)));
+                    timed_issues(
+                        &prog,
+                        folds.len(),
+                        wave_blocks.len(),
+                        nwarps,
+                        |bi, w, fi, n, _| fi * ninstr + n + drift_delay(start + bi, w, max),
+                        &mut issues,
+                    );
                 }
                 IssueOrder::Window { loads } => {
                     // The `i`-th issued instruction of a warp goes out at step `i + 1 - loads`
-                    // (0 for the first burst); ties warp by warp, in the warp's order.
+                    // (0 for the first burst).
                     let burst = loads.max(1) as usize;
-                    let mut timed: Vec<(usize, usize, usize, usize, usize, usize)> = Vec::new();
-                    for bi in 0..wave_blocks.len() {
-                        for w in 0..nwarps {
-                            let mut i: usize = 0;
-                            for fi in 0..folds.len() {
-                                for n in (0..ninstr).filter(|&n| prog.issues(fi, n)) {
-                                    timed.push(((i + 1).saturating_sub(burst), bi, w, i, fi, n));
-                                    i += 1;
-                                }
-                            }
-                        }
-                    }
-                    timed.sort_unstable();
-                    issues.extend(timed.iter().map(|&(_, bi, w, _, fi, n)| (fi, n, bi, w)));
+                    timed_issues(
+                        &prog,
+                        folds.len(),
+                        wave_blocks.len(),
+                        nwarps,
+                        |_, _, _, _, i| (i + 1).saturating_sub(burst),
+                        &mut issues,
+                    );
                 }
                 IssueOrder::Lockstep => {
                     for n in 0..ninstr {

@@ -1,5 +1,5 @@
 use super::{load_step, CliError, DtypeArg, StepArg};
-use clap::Args;
+use clap::{Args, ValueEnum};
 use std::io::Write;
 use std::path::PathBuf;
 use stencilscope::cachesim;
@@ -151,16 +151,34 @@ pub fn run(a: &VolumesArgs, out: &mut impl Write) -> Result<(), CliError> {
     };
     let params = CacheParams::from_machine(&machine, bps);
     let est = footprint::estimate(k, &config, &domain, &params)?;
-    if a.drift.is_some() && a.issue_order != IssueOrderArg::Drift {
-        return Err(CliError::Usage(
-            "--drift sets the delays of `--issue-order drift` and is used with it only".into(),
-        ));
-    }
-    if a.window.is_some() && a.issue_order != IssueOrderArg::Window {
-        return Err(CliError::Usage(
-            "--window sets the loads in flight of `--issue-order window` and is used with it only"
-                .into(),
-        ));
+    // Each order's own option is used with that order only.
+    for (given, option, sets, order) in [
+        (
+            a.drift.is_some(),
+            "--drift",
+            "the delays",
+            IssueOrderArg::Drift,
+        ),
+        (
+            a.window.is_some(),
+            "--window",
+            "the loads in flight",
+            IssueOrderArg::Window,
+        ),
+        (
+            a.interleave.is_some(),
+            "--interleave",
+            "the warps in lockstep",
+            IssueOrderArg::Interleave,
+        ),
+    ] {
+        if given && a.issue_order != order {
+            let name = order.to_possible_value().map(|v| v.get_name().to_string());
+            return Err(CliError::Usage(format!(
+                "{option} sets {sets} of `--issue-order {}` and is used with it only",
+                name.unwrap_or_default()
+            )));
+        }
     }
     let sim = if a.simulate {
         let order = match a.issue_order {
