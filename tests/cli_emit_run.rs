@@ -159,6 +159,18 @@ fn bad_arguments_are_clear_errors() {
             &["--issue-order", "interleave", "--interleave", "0"][..],
             "0 is not in 1..=4096",
         ),
+        (
+            &["--timing", "22,16,35,270,550"][..],
+            "--timing sets the timing model of `--issue-order timed`",
+        ),
+        (
+            &["--issue-order", "timed", "--timing", "22,16,35"][..],
+            "has 3 numbers; give registers,queue,l1,l2,dram",
+        ),
+        (
+            &["--issue-order", "timed", "--timing", "22,0,35,270,550"][..],
+            "is not five positive integers",
+        ),
     ] {
         fails(&[&simulate_args("16,16,16")[..], extra].concat(), msg);
     }
@@ -185,6 +197,8 @@ fn volumes_simulates_in_each_issue_order() {
         &["--issue-order", "window", "--window", "3"][..],
         &["--issue-order", "interleave"][..],
         &["--issue-order", "interleave", "--interleave", "2"][..],
+        &["--issue-order", "timed"][..],
+        &["--issue-order", "timed", "--timing", "4,8,30,200,400"][..],
     ] {
         let (ok, stdout, stderr) = out(bin().args(simulate_args("32,16,16")).args(order));
         assert!(ok, "{order:?}: {stderr}");

@@ -10,7 +10,8 @@
 //! [`IssueOrder::Drift`] is lockstep with each warp late by its own delay, as warps drift apart on
 //! the GPU; [`IssueOrder::Window`] bursts each warp's first loads and then steps in lockstep, as
 //! register-limited compiled code does, and [`IssueOrder::Interleave`] runs groups of warps in
-//! lockstep one after another. Each SM has an L1 of 128 B lines with 32 B sectors filled sector
+//! lockstep one after another; [`IssueOrder::Timed`] derives the order from a timing model of the
+//! SM (loads in flight, a queue in front of the L1, greedy-then-oldest issue; see `timed`). Each SM has an L1 of 128 B lines with 32 B sectors filled sector
 //! by sector, replacing the least recently used line of the line's set ([`L1Replacement::Lru`]:
 //! one fully associative set, sets of `l1_conflict_ways` ways filled by a hash as the visitor
 //! assumes, or the machine's measured set function with a data store of the L1's size) or a
@@ -27,6 +28,9 @@ use crate::footprint::{
 use crate::ir::{AccessKind, Domain, Kernel};
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
+
+mod timed;
+pub use timed::IssueTiming;
 
 /// The most lane accesses a simulation may take (keeps accidental huge runs from hanging).
 pub const MAX_LANE_ACCESSES: u64 = 400_000_000;
@@ -205,6 +209,8 @@ pub struct SimCounts {
     pub dram_load_sectors: u64,
     /// Sectors written to DRAM.
     pub dram_store_sectors: u64,
+    /// Cycles the grid took in [`IssueOrder::Timed`] (0 in the other orders).
+    pub cycles: u64,
 }
 
 struct Sim<'a> {
@@ -218,6 +224,44 @@ struct Sim<'a> {
     l2: Lru<L2Sector>,
     c: SimCounts,
     full: u64,
+}
+
+impl<'a> Sim<'a> {
+    /// Empty caches for `params`, L1 replacing lines as `l1_replacement`.
+    fn new(params: &'a CacheParams, l1_replacement: L1Replacement) -> Sim<'a> {
+        let lines = params.l1_bytes / params.line_bytes;
+        let ways = params.l1_conflict_ways;
+        let index = &params.l1_set_index;
+        // The measured set function: its sets of `ways` ways, and a data store of the L1's capacity
+        // where that is smaller than the tags.
+        let measured_sets = l1_replacement == L1Replacement::Lru && ways > 0 && !index.is_empty();
+        Sim {
+            p: params,
+            l1_data: (0..params.sms)
+                .map(|_| (measured_sets && lines < index.sets() * ways).then(|| Lru::new(lines)))
+                .collect(),
+            l1: (0..params.sms)
+                .map(|sm| match l1_replacement {
+                    L1Replacement::Lru if measured_sets => {
+                        (0..index.sets()).map(|_| Lru::new(ways)).collect()
+                    }
+                    L1Replacement::Lru if ways > 0 && ways < lines => {
+                        (0..lines / ways).map(|_| Lru::new(ways)).collect()
+                    }
+                    L1Replacement::Lru => vec![Lru::new(lines)],
+                    L1Replacement::Random => vec![Lru::new(lines)
+                        .with_random_eviction((sm as u64 + 1).wrapping_mul(0x9e37_79b9_7f4a_7c15))],
+                })
+                .collect(),
+            l2: Lru::new(params.l2_bytes / params.sector_bytes),
+            c: SimCounts::default(),
+            full: if params.sector_bytes == 64 {
+                u64::MAX
+            } else {
+                (1u64 << params.sector_bytes) - 1
+            },
+        }
+    }
 }
 
 impl Sim<'_> {
@@ -236,6 +280,15 @@ impl Sim<'_> {
         &mut sets[i as usize]
     }
 
+    /// Writes back what L2 still holds dirty and returns the counts.
+    fn finish(mut self) -> SimCounts {
+        let rest: Vec<L2Sector> = self.l2.drain().collect();
+        for s in rest {
+            self.l2_evicted(s);
+        }
+        self.c
+    }
+
     fn l2_evicted(&mut self, s: L2Sector) {
         if s.dirty {
             self.c.dram_store_sectors += 1;
@@ -245,14 +298,16 @@ impl Sim<'_> {
         }
     }
 
-    fn l2_read(&mut self, sector: u64) {
+    /// Reads `sector` through L2: whether DRAM served it.
+    fn l2_read(&mut self, sector: u64) -> bool {
         let full = self.full;
         if let Some(s) = self.l2.touch(sector) {
             if s.valid != full {
                 s.valid = full;
                 self.c.dram_load_sectors += 1;
+                return true;
             }
-            return;
+            return false;
         }
         self.c.dram_load_sectors += 1;
         if let Some((_, e)) = self.l2.insert(
@@ -264,6 +319,7 @@ impl Sim<'_> {
         ) {
             self.l2_evicted(e);
         }
+        true
     }
 
     fn l2_write(&mut self, sector: u64, mask: u64) {
@@ -283,7 +339,8 @@ impl Sim<'_> {
         }
     }
 
-    fn load(&mut self, sm: usize, sector: u64) {
+    /// Loads `sector` on SM `sm`: the level that served it.
+    fn load(&mut self, sm: usize, sector: u64) -> Served {
         let per_line = (self.p.line_bytes / self.p.sector_bytes) as u64;
         let line = sector / per_line;
         let bit = 1u64 << (sector % per_line);
@@ -310,10 +367,14 @@ impl Sim<'_> {
             }
         }
         if sector_hit {
-            return;
+            return Served::L1;
         }
         self.c.l2_load_sectors += 1;
-        self.l2_read(sector);
+        if self.l2_read(sector) {
+            Served::Dram
+        } else {
+            Served::L2
+        }
     }
 
     fn store(&mut self, sm: usize, sector: u64, mask: u64) {
@@ -325,6 +386,91 @@ impl Sim<'_> {
         self.c.l2_store_sectors += 1;
         self.l2_write(sector, mask);
     }
+
+    /// Performs warp `w`'s instruction `n` at fold point `p` of block `b` on SM `sm`: the lines
+    /// it touched and the level that served its slowest sector, or `None` where no lane of the
+    /// warp is active there.
+    #[allow(clippy::too_many_arguments)]
+    fn warp_instruction(
+        &mut self,
+        prog: &MemoryProgram,
+        sc: &mut Scratch,
+        n: usize,
+        p: [usize; 3],
+        sm: usize,
+        b: [usize; 3],
+        w: usize,
+    ) -> Option<(usize, Served)> {
+        let ins = &prog.instructions[n];
+        let sector = self.p.sector_bytes as i64;
+        let line = self.p.line_bytes as i64;
+        let warp = self.p.warp_size;
+        let threads = prog.config.threads();
+        let esz = prog.layouts[ins.field].elem_size as i64;
+        sc.addrs.clear();
+        sc.lanes.clear();
+        for l in w * warp..((w + 1) * warp).min(threads) {
+            let t = prog.thread(l);
+            if !prog.active(t, b, p) {
+                continue;
+            }
+            let a = ins.address.eval(&MemoryProgram::vars(t, b, p));
+            let off = a.rem_euclid(sector);
+            let mask = ((1u64 << esz) - 1) << off;
+            sc.addrs.push((a.div_euclid(sector), mask));
+            sc.lanes.push(a);
+        }
+        if sc.addrs.is_empty() {
+            return None;
+        }
+        sc.addrs.sort_unstable_by_key(|x| x.0);
+        sc.lines.clear();
+        sc.lines
+            .extend(sc.addrs.iter().map(|x| x.0 * sector / line));
+        sc.lines.dedup();
+        let banks = bank_passes(sc.lanes.iter().copied(), esz as usize, &mut sc.words);
+        self.c.l1_bank_passes += u64::from(banks);
+        self.c.l1_extra_lines += sc.lines.len() as u64 - 1;
+        let mut served = Served::L1;
+        let mut i = 0;
+        while i < sc.addrs.len() {
+            let s = sc.addrs[i].0;
+            let mut mask = 0;
+            while i < sc.addrs.len() && sc.addrs[i].0 == s {
+                mask |= sc.addrs[i].1;
+                i += 1;
+            }
+            match ins.kind {
+                AccessKind::Load => {
+                    self.c.l1_load_sectors += 1;
+                    served = served.max(self.load(sm, s as u64));
+                }
+                AccessKind::Store => self.store(sm, s as u64, mask),
+            }
+        }
+        Some((sc.lines.len(), served))
+    }
+}
+
+/// The level that served a load: its latency in the timed order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Served {
+    L1,
+    L2,
+    Dram,
+}
+
+/// Buffers one warp instruction's accesses reuse.
+#[derive(Default)]
+struct Scratch {
+    /// Per active lane: its sector and the byte mask within it.
+    addrs: Vec<(i64, u64)>,
+    /// Per active lane: its byte address.
+    lanes: Vec<i64>,
+    /// The distinct lines.
+    lines: Vec<i64>,
+    /// Bank words ([`bank_passes`]).
+    words: Vec<i64>,
 }
 
 /// The order in which the warps of a wave issue their instructions.
@@ -368,6 +514,10 @@ pub enum IssueOrder {
         /// Warps issuing in lockstep together.
         warps: u32,
     },
+    /// From a timing model of the SM ([`IssueTiming`]): warps keep a batch of loads in flight,
+    /// wait in a queue in front of the L1 (one line per cycle) and issue greedy-then-oldest, so
+    /// the warps whose loads hit run ahead; blocks start as earlier ones finish.
+    Timed(IssueTiming),
 }
 
 /// Which line an SM's L1 gives up for a new one.
@@ -458,48 +608,31 @@ pub fn simulate_counts(
         return Err(FootprintError::TooLargeToSimulate(lane_accesses));
     }
     let grid = config.grid(domain);
-    let sector = params.sector_bytes as i64;
-    let lines = params.l1_bytes / params.line_bytes;
-    let ways = params.l1_conflict_ways;
-    let index = &params.l1_set_index;
-    // The measured set function: its sets of `ways` ways, and a data store of the L1's capacity
-    // where that is smaller than the tags.
-    let measured_sets = l1_replacement == L1Replacement::Lru && ways > 0 && !index.is_empty();
-    let mut sim = Sim {
-        p: params,
-        l1_data: (0..params.sms)
-            .map(|_| (measured_sets && lines < index.sets() * ways).then(|| Lru::new(lines)))
-            .collect(),
-        l1: (0..params.sms)
-            .map(|sm| match l1_replacement {
-                L1Replacement::Lru if measured_sets => {
-                    (0..index.sets()).map(|_| Lru::new(ways)).collect()
-                }
-                L1Replacement::Lru if ways > 0 && ways < lines => {
-                    (0..lines / ways).map(|_| Lru::new(ways)).collect()
-                }
-                L1Replacement::Lru => vec![Lru::new(lines)],
-                L1Replacement::Random => vec![Lru::new(lines)
-                    .with_random_eviction((sm as u64 + 1).wrapping_mul(0x9e37_79b9_7f4a_7c15))],
-            })
-            .collect(),
-        l2: Lru::new(params.l2_bytes / params.sector_bytes),
-        c: SimCounts::default(),
-        full: if params.sector_bytes == 64 {
-            u64::MAX
-        } else {
-            (1u64 << params.sector_bytes) - 1
-        },
-    };
-    let warp = params.warp_size;
-    let nwarps = threads.div_ceil(warp);
+    let mut sim = Sim::new(params, l1_replacement);
+    let nwarps = threads.div_ceil(params.warp_size);
     let wave = params.sms * params.blocks_per_sm;
     let folds: Vec<[usize; 3]> = prog.fold_points().collect();
-    let mut addrs: Vec<(i64, u64)> = Vec::with_capacity(warp);
-    let line = params.line_bytes as i64;
-    let mut lines: Vec<i64> = Vec::with_capacity(warp);
-    let mut lanes: Vec<i64> = Vec::with_capacity(warp);
-    let mut words: Vec<i64> = Vec::with_capacity(2 * warp);
+    let mut scratch = Scratch::default();
+    if let IssueOrder::Timed(timing) = order {
+        let seq: Vec<(usize, usize)> = (0..folds.len())
+            .flat_map(|fi| (0..prog.instructions.len()).map(move |n| (fi, n)))
+            .filter(|&(fi, n)| prog.issues(fi, n))
+            .collect();
+        let work = StencilWork {
+            prog: &prog,
+            store: seq
+                .iter()
+                .map(|&(_, n)| prog.instructions[n].kind == AccessKind::Store)
+                .collect(),
+            seq,
+            folds,
+            grid,
+            nblocks,
+            nwarps,
+        };
+        sim.c.cycles = timed::run(&mut sim, &work, &timing, timing.loads_in_flight(elem));
+        return Ok(sim.finish());
+    }
     let mut wave_blocks: Vec<(usize, [usize; 3])> = Vec::new();
     let mut issues: Vec<(usize, usize, usize, usize)> = Vec::new();
     for start in (0..nblocks).step_by(wave) {
@@ -549,6 +682,8 @@ pub fn simulate_counts(
                         &mut issues,
                     );
                 }
+                // Handled above, before the waves.
+                IssueOrder::Timed(_) => {}
                 IssueOrder::Lockstep => {
                     for n in 0..ninstr {
                         for bi in 0..wave_blocks.len() {
@@ -588,61 +723,96 @@ pub fn simulate_counts(
                 }
             }
             for &(fi, n, bi, w) in &issues {
-                let p = &folds[fi];
-                let ins = &prog.instructions[n];
                 // A load an earlier fold point of the thread made is in a register.
                 if !prog.issues(fi, n) {
                     continue;
                 }
-                let esz = prog.layouts[ins.field].elem_size as i64;
                 let (sm, b) = wave_blocks[bi];
-                addrs.clear();
-                lanes.clear();
-                for l in w * warp..((w + 1) * warp).min(threads) {
-                    let t = prog.thread(l);
-                    if !prog.active(t, b, *p) {
-                        continue;
-                    }
-                    let a = ins.address.eval(&MemoryProgram::vars(t, b, *p));
-                    let off = a.rem_euclid(sector);
-                    let mask = ((1u64 << esz) - 1) << off;
-                    addrs.push((a.div_euclid(sector), mask));
-                    lanes.push(a);
-                }
-                if addrs.is_empty() {
-                    continue;
-                }
-                addrs.sort_unstable_by_key(|x| x.0);
-                lines.clear();
-                lines.extend(addrs.iter().map(|x| x.0 * sector / line));
-                lines.dedup();
-                let banks = bank_passes(lanes.iter().copied(), esz as usize, &mut words);
-                sim.c.l1_bank_passes += u64::from(banks);
-                sim.c.l1_extra_lines += lines.len() as u64 - 1;
-                let mut i = 0;
-                while i < addrs.len() {
-                    let s = addrs[i].0;
-                    let mut mask = 0;
-                    while i < addrs.len() && addrs[i].0 == s {
-                        mask |= addrs[i].1;
-                        i += 1;
-                    }
-                    match ins.kind {
-                        AccessKind::Load => {
-                            sim.c.l1_load_sectors += 1;
-                            sim.load(sm, s as u64);
-                        }
-                        AccessKind::Store => sim.store(sm, s as u64, mask),
-                    }
-                }
+                sim.warp_instruction(&prog, &mut scratch, n, folds[fi], sm, b, w);
             }
         }
     }
-    let rest: Vec<L2Sector> = sim.l2.drain().collect();
-    for s in rest {
-        sim.l2_evicted(s);
+    Ok(sim.finish())
+}
+
+/// The steady L1 hit rate of the reuse probe of `bench/l1-interleave.py` in the timed order:
+/// one SM's wave of `blocks_per_sm` blocks of 256 threads, every warp re-reading its own lines
+/// every `g` instructions of `k` lines (`n` instructions), the first touches left out; and the
+/// cycles it took.
+pub fn reuse_probe_hit_rate(
+    params: &CacheParams,
+    timing: &IssueTiming,
+    k: usize,
+    g: usize,
+    n: usize,
+) -> Result<(f64, u64), FootprintError> {
+    params.check()?;
+    if !(1..=params.warp_size).contains(&k) || g == 0 || n < g {
+        return Err(FootprintError::BadParams(format!(
+            "the reuse probe takes 1 to {} lines per instruction and at least g instructions (k {k}, g {g}, n {n})",
+            params.warp_size
+        )));
     }
-    Ok(sim.c)
+    // The SMs share nothing but L2, which the probe's few lines fit: one SM stands for all.
+    let one = CacheParams { sms: 1, ..*params };
+    let mut sim = Sim::new(&one, L1Replacement::Lru);
+    let blocks = one.blocks_per_sm;
+    let probe = timed::ReuseProbe {
+        blocks,
+        warps: 256 / params.warp_size,
+        k,
+        g,
+        n,
+    };
+    let cycles = timed::run(&mut sim, &probe, timing, timing.loads_in_flight(4));
+    let c = sim.finish();
+    let first =
+        (blocks * probe.warps * g) as u64 * (c.l1_load_sectors / (blocks * probe.warps * n) as u64);
+    let hits = c.l1_load_sectors - c.l2_load_sectors;
+    Ok((hits as f64 / (c.l1_load_sectors - first) as f64, cycles))
+}
+
+/// A stencil sweep as [`timed::WarpWork`]: every warp issues the thread program's instructions
+/// fold point by fold point, leaving out the loads a register holds.
+struct StencilWork<'a> {
+    prog: &'a MemoryProgram,
+    /// `(fold point, instruction)` in issue order.
+    seq: Vec<(usize, usize)>,
+    /// Per entry of `seq`: whether it is a store.
+    store: Vec<bool>,
+    folds: Vec<[usize; 3]>,
+    grid: [usize; 3],
+    nblocks: usize,
+    nwarps: usize,
+}
+
+impl timed::WarpWork for StencilWork<'_> {
+    fn blocks(&self) -> usize {
+        self.nblocks
+    }
+    fn warps(&self) -> usize {
+        self.nwarps
+    }
+    fn len(&self) -> usize {
+        self.seq.len()
+    }
+    fn is_store(&self, i: usize) -> bool {
+        self.store[i]
+    }
+    fn perform(
+        &self,
+        sim: &mut Sim,
+        sc: &mut Scratch,
+        sm: usize,
+        block: usize,
+        w: usize,
+        i: usize,
+    ) -> Option<(usize, Served)> {
+        let g = self.grid;
+        let b = [block % g[0], (block / g[0]) % g[1], block / (g[0] * g[1])];
+        let (fi, n) = self.seq[i];
+        sim.warp_instruction(self.prog, sc, n, self.folds[fi], sm, b, w)
+    }
 }
 
 /// Simulates one sweep in lockstep order and returns the volumes per lattice update, as

@@ -55,6 +55,11 @@ pub struct VolumesArgs {
     /// [default: half the SM's warps].
     #[arg(long, value_parser = clap::value_parser!(u32).range(1..=4096))]
     interleave: Option<u32>,
+    /// With `--issue-order timed`: the timing model as `registers,queue,l1,l2,dram` — registers
+    /// per thread holding loads in flight, warp instructions queued in front of the L1, and the
+    /// L1, L2 and DRAM latencies in cycles [default: 1,16,35,270,570].
+    #[arg(long, value_parser = issue_timing)]
+    timing: Option<cachesim::IssueTiming>,
     /// Which line the simulator's L1 gives up for a new one.
     #[arg(long, value_enum, default_value_t = L1ReplacementArg::Lru, requires = "simulate")]
     l1_replacement: L1ReplacementArg,
@@ -81,6 +86,28 @@ fn drift_fold_points(s: &str) -> Result<f64, String> {
     }
 }
 
+/// Parses `--timing`: five positive integers.
+fn issue_timing(s: &str) -> Result<cachesim::IssueTiming, String> {
+    let v: Vec<u32> = s
+        .split(',')
+        .map(|x| x.trim().parse::<u32>().ok().filter(|&v| v > 0))
+        .collect::<Option<_>>()
+        .ok_or_else(|| format!("`{s}` is not five positive integers"))?;
+    match *v.as_slice() {
+        [load_registers, queue, l1_cycles, l2_cycles, dram_cycles] => Ok(cachesim::IssueTiming {
+            load_registers,
+            queue,
+            l1_cycles,
+            l2_cycles,
+            dram_cycles,
+        }),
+        _ => Err(format!(
+            "`{s}` has {} numbers; give registers,queue,l1,l2,dram (e.g. 22,16,35,270,550)",
+            v.len()
+        )),
+    }
+}
+
 /// `--issue-order`: see [`cachesim::IssueOrder`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 enum IssueOrderArg {
@@ -96,6 +123,9 @@ enum IssueOrderArg {
     Window,
     /// Lockstep among `--interleave` warps of the SM at a time, group after group.
     Interleave,
+    /// From a timing model of the SM (`--timing`): loads in flight, a queue in front of the
+    /// L1, greedy-then-oldest issue.
+    Timed,
 }
 
 fn triple(v: &[usize], what: &str) -> Result<[usize; 3], CliError> {
@@ -171,6 +201,12 @@ pub fn run(a: &VolumesArgs, out: &mut impl Write) -> Result<(), CliError> {
             "the warps in lockstep",
             IssueOrderArg::Interleave,
         ),
+        (
+            a.timing.is_some(),
+            "--timing",
+            "the timing model",
+            IssueOrderArg::Timed,
+        ),
     ] {
         if given && a.issue_order != order {
             let name = order.to_possible_value().map(|v| v.get_name().to_string());
@@ -196,6 +232,7 @@ pub fn run(a: &VolumesArgs, out: &mut impl Write) -> Result<(), CliError> {
                     (bps * config.threads().div_ceil(machine.warp_size)).div_ceil(2) as u32
                 }),
             },
+            IssueOrderArg::Timed => cachesim::IssueOrder::Timed(a.timing.unwrap_or_default()),
         };
         let l1 = match a.l1_replacement {
             L1ReplacementArg::Lru => cachesim::L1Replacement::Lru,

@@ -405,7 +405,7 @@ fn simulator_measured_l1_sets_and_their_data_store() {
 
 #[test]
 fn simulator_issue_orders_bracket_l1_reuse() {
-    use crate::cachesim::{simulate_counts, IssueOrder, L1Replacement};
+    use crate::cachesim::{simulate_counts, IssueOrder, IssueTiming, L1Replacement};
     // 128 lines per instruction, twice what L1 holds here.
     let (k, d, c) = eight_components();
     let p = four_sms_with_l1(64);
@@ -458,6 +458,37 @@ fn simulator_issue_orders_bracket_l1_reuse() {
     assert_eq!(
         run(IssueOrder::Window { loads: 8 }).l2_load_sectors,
         2 * points
+    );
+    // The timed order makes the same accesses; a warp keeping all 8 loads in flight (8 f64
+    // loads in 16 registers) issues them back to back and finds its lines, as in warp-burst;
+    // with one load in flight and room for one instruction in front of the L1, the oldest warp
+    // that can issue goes next, which here is lockstep.
+    let timed = |p: &CacheParams, load_registers, queue| {
+        simulate_counts(
+            &k,
+            &d,
+            &c,
+            p,
+            IssueOrder::Timed(IssueTiming {
+                load_registers,
+                queue,
+                ..IssueTiming::default()
+            }),
+            L1Replacement::Lru,
+        )
+        .unwrap()
+    };
+    let batch = timed(&p, 16, 16);
+    assert_eq!(batch.l1_load_sectors, lock.l1_load_sectors);
+    assert_eq!(batch.l1_bank_passes, lock.l1_bank_passes);
+    assert_eq!(batch.l1_extra_lines, lock.l1_extra_lines);
+    assert_eq!(batch.l2_store_sectors, lock.l2_store_sectors);
+    assert_eq!(batch.l2_load_sectors, 2 * points);
+    assert_eq!(timed(&p, 2, 1).l2_load_sectors, 8 * points);
+    // The L1 serves one line per cycle: the sweep takes at least its lines' cycles per SM.
+    assert!(
+        batch.cycles * p.sms as u64 >= lock.l1_extra_lines,
+        "{batch:?}"
     );
     // With one load per point both orders are the same.
     let one = kernel(
@@ -535,4 +566,36 @@ fn simulator_random_l1_replacement_smooths_the_capacity_cliff() {
     assert!(large < small);
     // Reproducible.
     assert_eq!(l2_load(64, L1Replacement::Random), small);
+}
+
+#[test]
+fn reuse_probe_follows_the_timing_model() {
+    use crate::cachesim::{reuse_probe_hit_rate, IssueTiming};
+    // 64 warps on an SM whose L1 holds 1792 lines, 32 lines per instruction.
+    let p = CacheParams {
+        blocks_per_sm: 8,
+        l1_bytes: 1792 * 128,
+        ..big()
+    };
+    let hit = |timing: &IssueTiming, g| reuse_probe_hit_rate(&p, timing, 32, g, 256).unwrap();
+    // 22 loads in flight: a warp issues its batch back to back and finds its lines 8
+    // instructions later; 96 instructions of 32 lines are more than the L1 holds.
+    let batch = IssueTiming {
+        load_registers: 22,
+        ..IssueTiming::default()
+    };
+    assert!(hit(&batch, 8).0 > 0.95, "{:?}", hit(&batch, 8));
+    assert!(hit(&batch, 96).0 < 0.05, "{:?}", hit(&batch, 96));
+    // One load in flight: the oldest warps that can issue take turns, about queue + 1 +
+    // latency / 32 of them, so a reuse 2 instructions later still hits and one 4 later
+    // mostly does not (measured on the GPU at 64 warps: 0.50 and 0.05).
+    let single = IssueTiming::default();
+    assert_eq!(single.loads_in_flight(4), 1);
+    assert!(hit(&single, 2).0 > 0.9, "{:?}", hit(&single, 2));
+    assert!(hit(&single, 4).0 < 0.3, "{:?}", hit(&single, 4));
+    // The L1 serves one line per cycle: 64 warps' 256 instructions of 32 lines take longer.
+    assert!(hit(&single, 2).1 >= 64 * 256 * 32);
+    // Bad probe parameters are an error.
+    assert!(reuse_probe_hit_rate(&p, &batch, 33, 2, 256).is_err());
+    assert!(reuse_probe_hit_rate(&p, &batch, 32, 0, 256).is_err());
 }
