@@ -11,21 +11,6 @@ const GAPS: [usize; 13] = [1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96];
 /// (blocks of 256 threads per SM, lines per instruction), as the probe measures them.
 const ROWS: [(usize, usize); 6] = [(2, 1), (2, 8), (2, 32), (8, 1), (8, 8), (8, 32)];
 
-fn parse_timing(t: &str) -> IssueTiming {
-    let v: Vec<u32> = t
-        .split(',')
-        .map(|x| x.parse().expect("registers,queue,l1,l2,dram"))
-        .collect();
-    assert_eq!(v.len(), 5, "registers,queue,l1,l2,dram");
-    IssueTiming {
-        load_registers: v[0],
-        queue: v[1],
-        l1_cycles: v[2],
-        l2_cycles: v[3],
-        dram_cycles: v[4],
-    }
-}
-
 /// The gap at which half the reuses hit (linear between measured gaps).
 fn half_gap(rates: &[f64]) -> Option<f64> {
     (0..GAPS.len() - 1).find_map(|i| {
@@ -48,7 +33,11 @@ fn main() {
             measured = Some(serde_json::from_str(&text).expect("JSON"));
             i += 2;
         } else {
-            timings.push(parse_timing(&args[i]));
+            timings.push(
+                args[i]
+                    .parse::<IssueTiming>()
+                    .unwrap_or_else(|e| panic!("{e}")),
+            );
             i += 1;
         }
     }

@@ -557,20 +557,15 @@ fn drift_delay(bi: usize, w: usize, max: f64) -> usize {
 /// ties in lockstep order (block, warp, then the warp's own order).
 fn timed_issues(
     prog: &MemoryProgram,
-    folds: usize,
     blocks: usize,
     warps: usize,
     time: impl Fn(usize, usize, usize, usize, usize) -> usize,
     out: &mut Vec<(usize, usize, usize, usize)>,
 ) {
-    let ninstr = prog.instructions.len();
     let mut timed: Vec<(usize, usize, usize, usize, usize)> = Vec::new();
     for bi in 0..blocks {
         for w in 0..warps {
-            let issued = (0..folds)
-                .flat_map(|fi| (0..ninstr).map(move |n| (fi, n)))
-                .filter(|&(fi, n)| prog.issues(fi, n));
-            for (i, (fi, n)) in issued.enumerate() {
+            for (i, (fi, n)) in prog.issued_sequence().enumerate() {
                 timed.push((time(bi, w, fi, n, i), bi, w, fi, n));
             }
         }
@@ -614,10 +609,7 @@ pub fn simulate_counts(
     let folds: Vec<[usize; 3]> = prog.fold_points().collect();
     let mut scratch = Scratch::default();
     if let IssueOrder::Timed(timing) = order {
-        let seq: Vec<(usize, usize)> = (0..folds.len())
-            .flat_map(|fi| (0..prog.instructions.len()).map(move |n| (fi, n)))
-            .filter(|&(fi, n)| prog.issues(fi, n))
-            .collect();
+        let seq: Vec<(usize, usize)> = prog.issued_sequence().collect();
         let work = StencilWork {
             prog: &prog,
             store: seq
@@ -662,7 +654,6 @@ pub fn simulate_counts(
                     let max = f64::from(hundredths) / 100.0 * ninstr as f64;
                     timed_issues(
                         &prog,
-                        folds.len(),
                         wave_blocks.len(),
                         nwarps,
                         |bi, w, fi, n, _| fi * ninstr + n + drift_delay(start + bi, w, max),
@@ -675,7 +666,6 @@ pub fn simulate_counts(
                     let burst = loads.max(1) as usize;
                     timed_issues(
                         &prog,
-                        folds.len(),
                         wave_blocks.len(),
                         nwarps,
                         |_, _, _, _, i| (i + 1).saturating_sub(burst),

@@ -13,6 +13,7 @@
 //! wave dealt round-robin, as the other orders place it); the SMs share L2 in time order.
 
 use super::{Scratch, Served, Sim};
+use crate::footprint::FootprintError;
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
 
@@ -45,6 +46,34 @@ impl Default for IssueTiming {
             l1_cycles: 35,
             l2_cycles: 270,
             dram_cycles: 570,
+        }
+    }
+}
+
+impl std::str::FromStr for IssueTiming {
+    type Err = FootprintError;
+
+    /// Parses `registers,queue,l1,l2,dram`, five positive integers.
+    fn from_str(s: &str) -> Result<IssueTiming, FootprintError> {
+        let v: Vec<u32> = s
+            .split(',')
+            .map(|x| x.trim().parse::<u32>().ok().filter(|&v| v > 0))
+            .collect::<Option<_>>()
+            .ok_or_else(|| {
+                FootprintError::BadTiming(format!("`{s}` is not five positive integers"))
+            })?;
+        match *v.as_slice() {
+            [load_registers, queue, l1_cycles, l2_cycles, dram_cycles] => Ok(IssueTiming {
+                load_registers,
+                queue,
+                l1_cycles,
+                l2_cycles,
+                dram_cycles,
+            }),
+            _ => Err(FootprintError::BadTiming(format!(
+                "`{s}` has {} numbers; give registers,queue,l1,l2,dram (e.g. 22,16,35,270,550)",
+                v.len()
+            ))),
         }
     }
 }
@@ -93,6 +122,8 @@ const PENDING: u64 = u64::MAX;
 struct Warp {
     /// Slot of the block it belongs to on its SM.
     slot: usize,
+    /// Its block, in launch order.
+    block: usize,
     w: usize,
     /// Next instruction to issue.
     cursor: usize,
@@ -107,7 +138,6 @@ struct Warp {
 }
 
 struct Slot {
-    block: usize,
     /// Warps still running.
     running: usize,
     /// When its last warp finished (its block's end).
@@ -154,6 +184,27 @@ impl Sm {
         Some(dep.max(wp.next_issue))
     }
 
+    /// Removes warp `k`, which has issued and been served everything, from its block.
+    fn retire(&mut self, k: usize) {
+        let wp = self.warps.remove(k);
+        let b = self.slots[wp.slot]
+            .as_mut()
+            .expect("a running warp's block");
+        b.running -= 1;
+        b.end = b.end.max(wp.done);
+        // Indices in the queue and the greedy choice shift down past `k`.
+        for q in self.queue.iter_mut() {
+            if q.0 > k {
+                q.0 -= 1;
+            }
+        }
+        self.greedy = match self.greedy {
+            Some(g) if g == k => None,
+            Some(g) if g > k => Some(g - 1),
+            g => g,
+        };
+    }
+
     /// The warp the SM issues from at cycle `t`: the greedy one if it can, else the oldest
     /// that can (warps are kept in age order).
     fn pick(&self, t: u64, work: &impl WarpWork) -> Option<usize> {
@@ -189,15 +240,17 @@ pub(super) fn run(
         })
         .collect();
     let mut next_block = 0;
-    let start = |sm: &mut Sm, slot: usize, block: usize, t: u64, warps: usize| {
+    // A block of warps with nothing to issue is over as it starts.
+    let warps = if work.len() == 0 { 0 } else { work.warps() };
+    let start = |sm: &mut Sm, slot: usize, block: usize, t: u64| {
         sm.slots[slot] = Some(Slot {
-            block,
             running: warps,
             end: t,
         });
         for w in 0..warps {
             sm.warps.push(Warp {
                 slot,
+                block,
                 w,
                 cursor: 0,
                 next_issue: t,
@@ -213,7 +266,7 @@ pub(super) fn run(
             if next_block >= nblocks {
                 break;
             }
-            start(st, round, next_block, 0, work.warps());
+            start(st, round, next_block, 0);
             next_block += 1;
         }
     }
@@ -233,8 +286,7 @@ pub(super) fn run(
             // Serve the head of the queue.
             if st.free <= t {
                 if let Some((k, i)) = st.queue.pop_front() {
-                    let (slot, w) = (st.warps[k].slot, st.warps[k].w);
-                    let block = st.slots[slot].as_ref().map_or(0, |b| b.block);
+                    let (block, w) = (st.warps[k].block, st.warps[k].w);
                     let (busy, done) = match work.perform(sim, &mut sc, s, block, w, i) {
                         None => (0, t),
                         Some((lines, served)) => {
@@ -253,6 +305,9 @@ pub(super) fn run(
                     wp.ring[i % n] = done;
                     wp.pending -= 1;
                     wp.done = wp.done.max(done);
+                    if wp.cursor >= work.len() && wp.pending == 0 {
+                        st.retire(k);
+                    }
                     progressed = true;
                 }
             }
@@ -274,39 +329,14 @@ pub(super) fn run(
                 st.greedy = Some(k);
                 progressed = true;
             }
-            // Retire finished warps and blocks; start the next blocks in their slots.
-            let mut k = 0;
-            while k < st.warps.len() {
-                let wp = &st.warps[k];
-                if wp.cursor >= work.len() && wp.pending == 0 {
-                    let (slot, done) = (wp.slot, wp.done);
-                    let b = st.slots[slot].as_mut().expect("a running warp's block");
-                    b.running -= 1;
-                    b.end = b.end.max(done);
-                    st.warps.remove(k);
-                    // Indices in the queue and the greedy choice shift down past `k`.
-                    for q in st.queue.iter_mut() {
-                        if q.0 > k {
-                            q.0 -= 1;
-                        }
-                    }
-                    st.greedy = match st.greedy {
-                        Some(g) if g == k => None,
-                        Some(g) if g > k => Some(g - 1),
-                        g => g,
-                    };
-                    progressed = true;
-                } else {
-                    k += 1;
-                }
-            }
+            // Free the slots of finished blocks and start the next blocks in them.
             for slot in 0..per_sm {
                 let finished = matches!(&st.slots[slot], Some(b) if b.running == 0 && b.end <= t);
                 if finished {
                     st.slots[slot] = None;
                 }
                 if st.slots[slot].is_none() && next_block < nblocks {
-                    start(st, slot, next_block, t, work.warps());
+                    start(st, slot, next_block, t);
                     next_block += 1;
                     progressed = true;
                 }

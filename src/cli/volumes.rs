@@ -58,7 +58,7 @@ pub struct VolumesArgs {
     /// With `--issue-order timed`: the timing model as `registers,queue,l1,l2,dram` — registers
     /// per thread holding loads in flight, warp instructions queued in front of the L1, and the
     /// L1, L2 and DRAM latencies in cycles [default: 1,16,35,270,570].
-    #[arg(long, value_parser = issue_timing)]
+    #[arg(long)]
     timing: Option<cachesim::IssueTiming>,
     /// Which line the simulator's L1 gives up for a new one.
     #[arg(long, value_enum, default_value_t = L1ReplacementArg::Lru, requires = "simulate")]
@@ -82,28 +82,6 @@ fn drift_fold_points(s: &str) -> Result<f64, String> {
         Ok(v) if (0.0..=100.0).contains(&v) => Ok(v),
         _ => Err(format!(
             "`{s}` is not a number of fold points from 0 to 100"
-        )),
-    }
-}
-
-/// Parses `--timing`: five positive integers.
-fn issue_timing(s: &str) -> Result<cachesim::IssueTiming, String> {
-    let v: Vec<u32> = s
-        .split(',')
-        .map(|x| x.trim().parse::<u32>().ok().filter(|&v| v > 0))
-        .collect::<Option<_>>()
-        .ok_or_else(|| format!("`{s}` is not five positive integers"))?;
-    match *v.as_slice() {
-        [load_registers, queue, l1_cycles, l2_cycles, dram_cycles] => Ok(cachesim::IssueTiming {
-            load_registers,
-            queue,
-            l1_cycles,
-            l2_cycles,
-            dram_cycles,
-        }),
-        _ => Err(format!(
-            "`{s}` has {} numbers; give registers,queue,l1,l2,dram (e.g. 22,16,35,270,550)",
-            v.len()
         )),
     }
 }

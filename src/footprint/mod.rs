@@ -173,6 +173,9 @@ pub enum FootprintError {
     /// Inconsistent cache parameters.
     #[error("invalid cache parameters: {0}")]
     BadParams(String),
+    /// A timing model of issue that is not five positive integers.
+    #[error("{0}")]
+    BadTiming(String),
     /// A simulation that would take too long.
     #[error("{0} lane accesses are too many to simulate; use a smaller domain")]
     TooLargeToSimulate(u64),

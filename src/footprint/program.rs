@@ -149,6 +149,16 @@ impl MemoryProgram {
         self.issued[point * self.instructions.len() + ins]
     }
 
+    /// What a thread issues, in order: `(fold point index, instruction)`, leaving out the loads
+    /// a register holds.
+    pub fn issued_sequence(&self) -> impl Iterator<Item = (usize, usize)> + '_ {
+        let n = self.instructions.len();
+        let folds = self.issued.len().checked_div(n).unwrap_or(0);
+        (0..folds)
+            .flat_map(move |fi| (0..n).map(move |i| (fi, i)))
+            .filter(|&(fi, i)| self.issues(fi, i))
+    }
+
     /// Lattice updates of one sweep.
     pub fn updates(&self) -> f64 {
         self.domain.points() as f64
