@@ -211,47 +211,75 @@ fn narrow_tiles_share_their_sectors_links() {
     }
 }
 
-/// Not yet right (issue 8, the remaining DRAM overestimate of narrow and deeply folded blocks;
-/// run with `--ignored`): the links between the L2 accesses of a sector do not form one chain in
-/// time. A block's first touch is linked to the neighbours' *first* touches, not to their later
-/// L1 re-fetches of the sector, and a re-fetch only to the block's own previous touch of the
-/// line, not to the neighbours' accesses in between. Where L1 re-fetches are many, a window then
-/// counts a sector once per block that re-fetches or first touches it inside, and ages it from
-/// too early. For 2×1×32 fold 4×1×1 below, a window of 38 of the 104 steps inside one wave counts
-/// 293–324 sectors per block, twice the whole wave's footprint (156), so re-fetches (31 % of them)
-/// and consecutive partial writes (all) "miss" L2. The simulator agrees with the hardware (H100,
-/// 256³: DRAM load 13.8 B/LUP measured, 73.3 estimated; store 10.8 measured, 16.0 estimated).
-#[test]
-#[ignore = "issue 8: L1 re-fetches and first touches do not chain across blocks"]
-fn refetches_shared_by_neighbours_stay_in_l2() {
-    let k = shape(ShapeKind::Star, 4);
-    let domain = Domain::new3(64, 128, 64);
+/// star3d_r4 at `c` with `blocks_per_sm` on a machine of 16 SMs, a 112 KiB L1 and a 2 MiB L2
+/// (64×128×64): the estimated and simulated levels, with the DRAM ones printed.
+fn narrow_star_dram(c: LaunchConfig, blocks_per_sm: usize) -> ([f64; 6], [f64; 6]) {
     let mut p = params(2 << 20);
-    (p.sms, p.l1_bytes) = (16, 112 << 10);
-    for (c, bps) in [
-        (LaunchConfig::new([2, 1, 32], [4, 1, 1]), 32),
-        (LaunchConfig::new([1, 16, 8], [4, 2, 4]), 8),
-    ] {
-        p.blocks_per_sm = bps;
-        let rows = compare(&k, &domain, &[c], &p);
-        let (e, s) = (rows[0].1, rows[0].2);
-        println!(
-            "{c}: DRAM load {:.2} / store {:.2} estimated, {:.2} / {:.2} simulated",
-            e[4], e[5], s[4], s[5]
-        );
-        assert!(
-            rel(e[4], s[4]).abs() <= 0.15,
-            "{c}: DRAM load {} vs {}",
-            e[4],
-            s[4]
-        );
-        assert!(
-            rel(e[5], s[5]).abs() <= 0.15,
-            "{c}: DRAM store {} vs {}",
-            e[5],
-            s[5]
-        );
-    }
+    (p.sms, p.l1_bytes, p.blocks_per_sm) = (16, 112 << 10, blocks_per_sm);
+    let rows = compare(
+        &shape(ShapeKind::Star, 4),
+        &Domain::new3(64, 128, 64),
+        &[c],
+        &p,
+    );
+    let (e, s) = (rows[0].1, rows[0].2);
+    println!(
+        "{c}: DRAM load {:.2} / store {:.2} estimated, {:.2} / {:.2} simulated",
+        e[4], e[5], s[4], s[5]
+    );
+    (e, s)
+}
+
+/// Tiles narrower than a line that L1 cannot hold re-fetch their lines from L2 at every fold
+/// point, and every block sharing a line re-fetches it. A re-fetch is linked only to its own
+/// block's previous touch, so a window of the wave counted a shared line once per block
+/// re-fetching it, twice the wave's whole footprint for a third of the run: re-fetches and the
+/// consecutive partial writes of a sector "missed" L2 (2×1×32 fold 4×1×1: 101.5 B/LUP DRAM load
+/// estimated, 11.9 simulated; on the H100 at 256³ 73.3 estimated, 13.8 measured). The stream of
+/// re-fetches now counts the wave's distinct share of the sectors, as the first touches do.
+#[test]
+fn refetches_of_shared_lines_count_once_in_l2() {
+    let c = LaunchConfig::new([2, 1, 32], [4, 1, 1]);
+    let (e, s) = narrow_star_dram(c, 32);
+    assert!(
+        rel(e[4], s[4]).abs() <= 0.25,
+        "{c}: DRAM load {} vs {}",
+        e[4],
+        s[4]
+    );
+    assert!(
+        rel(e[5], s[5]).abs() <= 0.05,
+        "{c}: DRAM store {} vs {}",
+        e[5],
+        s[5]
+    );
+}
+
+/// Not yet right (issue 8; run with `--ignored`): where blocks share few lines but re-fetch many
+/// of their own, the links still do not form one chain in time across blocks. A block's first
+/// touch is linked to the neighbours' *first* touches, not to their later re-fetches, and the
+/// wave's link tables are binned (64 bins), so a window of 26 of 832 steps counts the short
+/// re-fetch links inside it only roughly. For 1×16×8 fold 4×2×4 below (one wave of 128 blocks),
+/// the consecutive partial writes one fold point apart (26 steps) "miss" L2: 59.4 B/LUP DRAM load
+/// and 26.0 store estimated, 16.3 and 8.0 simulated (H100 at 256³: 67.9 → 34.6 on 256×256×64
+/// with the distinct re-fetch stream; 16.4 measured).
+#[test]
+#[ignore = "issue 8: re-fetches and first touches do not chain across blocks"]
+fn refetches_chain_across_blocks() {
+    let c = LaunchConfig::new([1, 16, 8], [4, 2, 4]);
+    let (e, s) = narrow_star_dram(c, 8);
+    assert!(
+        rel(e[4], s[4]).abs() <= 0.15,
+        "{c}: DRAM load {} vs {}",
+        e[4],
+        s[4]
+    );
+    assert!(
+        rel(e[5], s[5]).abs() <= 0.15,
+        "{c}: DRAM store {} vs {}",
+        e[5],
+        s[5]
+    );
 }
 
 /// An L1 of 4-way sets that lines fall into by a hash (`l1_conflict_ways`, as measured on the
