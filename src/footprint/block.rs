@@ -1099,7 +1099,10 @@ impl BlockScratch {
         // against 11.9 simulated).
         let reused = (all_footprints - compulsory).max(0.0);
         let linked = self.pass.linked;
-        let within_wave: f64 = (self.pass.links.iter())
+        let within_wave: f64 = self
+            .pass
+            .links
+            .iter()
             .filter(|c| c.m == 0)
             .map(|c| c.sectors)
             .sum();
