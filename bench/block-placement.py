@@ -14,7 +14,9 @@ start of its first warp and at the end of its last, checks the output against a 
   on its SM when it starts;
 - `round_robin`: in the first wave, the share of blocks `i` whose SM is that of block `i - SMs`
   (1 under the simulator's rule) and of block `i - 1`;
-- the SM of each block of the first wave, in launch order.
+- the SM of each block of the first wave, in launch order;
+- `timing`: block durations, and the gap in start time between blocks one step apart in x, y, z
+  and one first wave apart in launch order, in median block durations (lockstep waves: 0 and 1).
 
 usage (on a machine with an NVIDIA GPU, CuPy and the stencilscope binary):
   bench/block-placement.py BIN OUT.json KERNEL.toml DTYPE DOMAIN CONFIG...
@@ -93,7 +95,18 @@ def analyse(rec, wpb, grid, sms):
     nsm = len(np.unique(sm))
     rr = float(np.mean(fw[nsm:] == fw[:-nsm])) if len(fw) > nsm else None
     prev = float(np.mean(fw[1:] == fw[:-1])) if len(fw) > 1 else None
-    return {"same_sm": same_sm,
+    # Time order: block durations, and how far apart in time blocks start that are a given
+    # distance apart in launch order (next in x, y, z, and one first wave later), in units of the
+    # median duration. Lockstep waves would give 0 within a wave and 1 a wave apart.
+    dur = (end - start).astype(np.float64)
+    med = float(np.median(dur))
+    timing = {"duration_ns": [float(np.percentile(dur, q)) for q in (10, 50, 90)], "start_gap": {}}
+    for name, step in (("x", 1), ("y", gx), ("z", gx * gy), ("wave", len(first))):
+        if 0 < step < nb:
+            gap = (start[step:] - start[:-step]) / med
+            timing["start_gap"][name] = {"step": int(step),
+                                         "q10_50_90": [float(np.percentile(gap, q)) for q in (10, 50, 90)]}
+    return {"same_sm": same_sm, "timing": timing,
             "delta_top": [[int(d), int(c)] for d, c in delta.most_common(12)],
             "delta_samples": 4000 if nb > 4000 else nb,
             "first_wave_blocks": int(len(first)), "sms_used": nsm,
@@ -155,6 +168,20 @@ def summary(path):
         print(f"| {'×'.join(map(str, r['block']))} | {'×'.join(map(str, r['fold']))} | "
               f"{'×'.join(map(str, r['grid']))} | {f(s['x'])} / {f(s['y'])} / {f(s['z'])} | "
               f"{f(a['round_robin']['same_as_minus_sms'])} | {f(a['round_robin']['same_as_previous'])} | {gaps} |")
+    print("\nTime order (runs[0]): block duration, and the gap in start time between blocks a step "
+          "apart in launch order, in median durations (10th / 50th / 90th percentile).\n")
+    print("| block | fold | duration µs (p10 / p50 / p90) | x | y | z | one first wave |")
+    print("|---|---|---|---|---|---|---|")
+    for r in d["results"]:
+        t = r["runs"][0].get("timing")
+        if not t:
+            continue
+        g = t["start_gap"]
+        cell = lambda k: (" / ".join(f"{v:.2f}" for v in g[k]["q10_50_90"])  # noqa: E731
+                          + f" (step {g[k]['step']})") if k in g else "—"
+        print(f"| {'×'.join(map(str, r['block']))} | {'×'.join(map(str, r['fold']))} | "
+              f"{' / '.join(f'{v / 1e3:.1f}' for v in t['duration_ns'])} | {cell('x')} | "
+              f"{cell('y')} | {cell('z')} | {cell('wave')} |")
 
 
 if __name__ == "__main__":

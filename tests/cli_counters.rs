@@ -68,6 +68,21 @@ fn missing_ncu_is_an_error() {
     }
 }
 
+#[test]
+fn bad_l2_fetch_size_is_an_error() {
+    let (ok, _, stderr) = out(bin().args([
+        "counters",
+        "stencils/star3d_r4.toml",
+        "--machine",
+        "h200",
+        "--l2-fetch-bytes",
+        "48",
+        "--list",
+    ]));
+    assert!(!ok);
+    assert!(stderr.contains("use 32, 64 or 128"), "{stderr}");
+}
+
 /// A stand-in for ncu: answers `--version` and `--query-metrics`, records the profiling
 /// command, writes the twin's info file and an empty report where the real ones would be, and
 /// prints `$FAKE_CSV` on `--import`.
@@ -173,6 +188,8 @@ fn stand_in_ncu_drives_the_whole_sweep() {
             "LaunchStats",
             "--carveout",
             "100",
+            "--l2-fetch-bytes",
+            "32",
         ]));
     assert!(ok, "{stdout}\n{stderr}");
     // ncu was asked for the documented mode and the required metrics, and ran the twin.
@@ -197,6 +214,7 @@ fn stand_in_ncu_drives_the_whole_sweep() {
     assert_eq!(json["format"], "stencilscope-counters");
     assert_eq!(json["commit"], "abc123");
     assert_eq!(json["carveout"], 100);
+    assert_eq!(json["l2_fetch_bytes"], 32);
     assert_eq!(json["device"]["name"], "Stand-in GPU");
     let records = json["records"].as_array().unwrap();
     assert_eq!(records.len(), 2);

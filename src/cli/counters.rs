@@ -54,6 +54,10 @@ pub struct CountersArgs {
     /// machine file whose `l1_bytes` matches, for the estimate.
     #[arg(long, value_parser = clap::value_parser!(u32).range(0..=100))]
     carveout: Option<u32>,
+    /// Largest L2 fetch from DRAM on a read miss, in bytes (`CU_LIMIT_MAX_L2_FETCH_GRANULARITY`:
+    /// 32, 64 or 128; a hint the driver may clamp); default: the driver's (64 on the H100).
+    #[arg(long, value_parser = parse_fetch_bytes)]
+    l2_fetch_bytes: Option<u32>,
     /// Also collect this ncu section (e.g. LaunchStats: registers, shared-memory configuration);
     /// repeatable.
     #[arg(long)]
@@ -81,6 +85,16 @@ pub struct CountersArgs {
 pub struct TwinArgs {
     /// The plan written by `stencilscope counters`.
     plan: PathBuf,
+}
+
+/// An L2 fetch size the driver's limit takes: 32, 64 or 128 bytes.
+fn parse_fetch_bytes(s: &str) -> Result<u32, String> {
+    match s.parse::<u32>() {
+        Ok(v @ (32 | 64 | 128)) => Ok(v),
+        _ => Err(format!(
+            "`{s}` is not an L2 fetch size; use 32, 64 or 128 (bytes)"
+        )),
+    }
 }
 
 fn io(path: &Path) -> impl Fn(std::io::Error) -> CountersError + '_ {
@@ -355,6 +369,7 @@ pub fn run(a: &CountersArgs, out: &mut impl Write) -> Result<(), CliError> {
                 configs,
                 flush_factor: a.flush_factor,
                 carveout: a.carveout,
+                l2_fetch_bytes: a.l2_fetch_bytes,
                 ptx_cache: PathBuf::new(),
                 info: PathBuf::new(),
             };
@@ -456,6 +471,9 @@ pub fn run(a: &CountersArgs, out: &mut impl Write) -> Result<(), CliError> {
         date: original.as_ref().map(|o| o.date.clone()).unwrap_or(date),
         flush_bytes,
         carveout: a.carveout.or(original.as_ref().and_then(|o| o.carveout)),
+        l2_fetch_bytes: a
+            .l2_fetch_bytes
+            .or(original.as_ref().and_then(|o| o.l2_fetch_bytes)),
         shared_config_bytes: counters::shared_config(&records),
         records,
         summary,

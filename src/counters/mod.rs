@@ -420,6 +420,10 @@ pub struct TwinPlan {
     /// the largest shared-memory carve-out (0: largest L1); `None` leaves the driver's choice.
     #[serde(default)]
     pub carveout: Option<u32>,
+    /// `CU_LIMIT_MAX_L2_FETCH_GRANULARITY` of the twin's context in bytes; `None` leaves the
+    /// driver's.
+    #[serde(default)]
+    pub l2_fetch_bytes: Option<u32>,
     /// Where compiled PTX is kept between replay passes.
     pub ptx_cache: PathBuf,
     /// Where the twin writes its [`TwinInfo`].
@@ -464,6 +468,9 @@ pub struct CountersSweep {
     /// The preferred shared-memory carve-out the twin set (percent), if any.
     #[serde(default)]
     pub carveout: Option<u32>,
+    /// The L2 fetch size limit the twin set (bytes), if any.
+    #[serde(default)]
+    pub l2_fetch_bytes: Option<u32>,
     /// The shared-memory configuration ncu reported per launch (bytes; L1 is the rest), where
     /// all launches agree.
     #[serde(default)]

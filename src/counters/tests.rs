@@ -250,6 +250,7 @@ fn report_pages_show_every_level_and_configuration() {
         date: format_utc(0),
         flush_bytes: None,
         carveout: None,
+        l2_fetch_bytes: None,
         shared_config_bytes: None,
         records,
         summary,

@@ -127,6 +127,18 @@ pub fn run(plan: &TwinPlan) -> Result<TwinInfo, CountersError> {
     // SAFETY: writes one int.
     unsafe { cudarc::driver::sys::cuDriverGetVersion(&mut version) };
 
+    if let Some(bytes) = plan.l2_fetch_bytes {
+        use cudarc::driver::sys::{cuCtxSetLimit, CUlimit, CUresult};
+        ctx.bind_to_thread().map_err(drv("cuCtxSetCurrent"))?;
+        // SAFETY: sets one limit of the current context.
+        let r =
+            unsafe { cuCtxSetLimit(CUlimit::CU_LIMIT_MAX_L2_FETCH_GRANULARITY, bytes as usize) };
+        if r != CUresult::CUDA_SUCCESS {
+            return Err(CountersError::Twin(format!(
+                "cuCtxSetLimit (L2 fetch size {bytes} B): {r:?}"
+            )));
+        }
+    }
     let helpers = ptx_for(HELPERS, &arch, "helpers", &plan.ptx_cache)?;
     let module = ctx.load_module(helpers).map_err(drv("cuModuleLoadData"))?;
     let load = |n: &str| module.load_function(n).map_err(drv("cuModuleGetFunction"));

@@ -62,7 +62,11 @@ struct Unions {
     acc: Vec<PlaneAccess>,
     domain: [i64; 3],
     sector: i64,
+    /// L2's DRAM fetch size the fetch union is counted in.
+    fetch: i64,
     compulsory: f64,
+    /// The compulsory load in DRAM fetches (of `fetch` bytes).
+    compulsory_fetches: f64,
     stored: Tally,
 }
 
@@ -806,6 +810,7 @@ impl BlockScratch {
         l2_store_sectors: f64,
     ) -> BlockTotals {
         let s = p.sector_bytes as i64;
+        let fetch = p.fetch_bytes() as i64;
         super::geometry::planes(prog, &mut self.planes, &mut self.acc);
         self.loads.clear();
         self.loads
@@ -839,7 +844,11 @@ impl BlockScratch {
         // Exact footprint totals per size class (see `tile_totals`). They and the grid unions
         // are kept while kernel, domain and sector size are; the totals per tile.
         let key_matches = self.unions.as_ref().is_some_and(|u| {
-            u.planes == self.planes && u.acc == self.acc && u.domain == dom && u.sector == s
+            u.planes == self.planes
+                && u.acc == self.acc
+                && u.domain == dom
+                && u.sector == s
+                && u.fetch == fetch
         });
         if !key_matches {
             self.tiles.clear();
@@ -865,15 +874,24 @@ impl BlockScratch {
                 ext: dom,
             };
             let mut compulsory = 0.0;
+            let mut compulsory_fetches = 0.0;
             let mut stored = Tally::default();
             for pi in 0..self.planes.len() {
                 let pl = self.planes[pi];
                 load_boxes(&self.acc, pi, &whole, &mut self.boxes);
                 if !self.boxes.is_empty() {
-                    compulsory += self
+                    let sectors = self
                         .counter
                         .count(&pl, &self.boxes, &[(0, 1.0)], s)
                         .distinct;
+                    compulsory += sectors;
+                    compulsory_fetches += if fetch > s {
+                        self.counter
+                            .count_decomposed(&pl, &[(0, 1.0)], fetch)
+                            .distinct
+                    } else {
+                        sectors
+                    };
                 }
                 self.boxes.clear();
                 for a in self
@@ -899,14 +917,16 @@ impl BlockScratch {
                 acc: self.acc.clone(),
                 domain: dom,
                 sector: s,
+                fetch,
                 compulsory,
+                compulsory_fetches,
                 stored,
             });
         }
-        let (compulsory, stored) = self
+        let (compulsory, compulsory_fetches, stored) = self
             .unions
             .as_ref()
-            .map(|u| (u.compulsory, u.stored))
+            .map(|u| (u.compulsory, u.compulsory_fetches, u.stored))
             .expect("computed above");
 
         // Row statistics: the representative block inside the grid, and on small axes the first
@@ -1219,9 +1239,14 @@ impl BlockScratch {
             .map(|c| c.sectors * (1.0 - hit(c)))
             .sum::<f64>()
             * nblocks as f64;
+        // L2 reads the aligned fetch of `fetch` bytes around a sector it misses: the compulsory
+        // load is the union counted in fetches. A missed reuse is charged its sector only: its
+        // fetch's other sectors are mostly missed at the same time (whole rows) or shared with
+        // the blocks beside it in the wave.
+        let compulsory_fetched = compulsory_fetches * (fetch / s) as f64;
         BlockTotals {
             l2_load_sectors: l2_load,
-            dram_load_sectors: compulsory
+            dram_load_sectors: compulsory_fetched.max(compulsory)
                 + reused * (1.0 - h)
                 + refetch_total * (1.0 - refetch_hit)
                 + (stored.distinct - stored.full)

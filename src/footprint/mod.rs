@@ -45,6 +45,10 @@ pub struct CacheParams {
     pub l2_bytes: usize,
     /// Sector size in bytes (32 on NVIDIA).
     pub sector_bytes: usize,
+    /// Bytes L2 reads from DRAM per read miss, the aligned group around the sector (0: one
+    /// sector).
+    #[serde(default)]
+    pub dram_fetch_bytes: usize,
     /// L1 line size in bytes (128 on NVIDIA).
     pub line_bytes: usize,
     /// Threads per warp.
@@ -63,6 +67,7 @@ impl CacheParams {
             l1_set_index: machine.l1_set_index,
             l2_bytes: machine.l2_effective_bytes,
             sector_bytes: machine.sector_bytes,
+            dram_fetch_bytes: machine.l2_fetch_bytes,
             line_bytes: machine.line_bytes,
             warp_size: machine.warp_size,
         }
@@ -99,7 +104,23 @@ impl CacheParams {
         if self.line_bytes > 4096 {
             return bad(format!("line_bytes ({}) above 4096", self.line_bytes));
         }
+        let f = self.fetch_bytes();
+        if !f.is_multiple_of(self.sector_bytes)
+            || !(f / self.sector_bytes).is_power_of_two()
+            || f > self.line_bytes
+        {
+            return bad(format!(
+                "dram_fetch_bytes ({f}) must be sector_bytes ({}) times a power of two, at most \
+                 line_bytes ({})",
+                self.sector_bytes, self.line_bytes
+            ));
+        }
         Ok(())
+    }
+
+    /// Bytes L2 reads from DRAM per read miss (at least one sector).
+    pub fn fetch_bytes(&self) -> usize {
+        self.dram_fetch_bytes.max(self.sector_bytes)
     }
 }
 

@@ -14,6 +14,7 @@ fn big() -> CacheParams {
         l1_set_index: Default::default(),
         l2_bytes: 256 << 20,
         sector_bytes: 32,
+        dram_fetch_bytes: 32,
         line_bytes: 128,
         warp_size: 32,
     }
@@ -183,6 +184,66 @@ fn misaligned_access_splits_sectors() {
         &big(),
         [5.0, 2.2 / 32.0, 5.0, 4.0, 17.0 * 32.0 / 128.0, 4.0],
     );
+}
+
+#[test]
+fn dram_reads_whole_fetches() {
+    // Measured on the H100 and H200 (`bench/l2-traffic.py`): L2 reads the aligned 64 B around a
+    // sector it misses. Only the DRAM load changes, and only where a fetch holds bytes no access
+    // touches.
+    let pairs = CacheParams {
+        dram_fetch_bytes: 64,
+        ..big()
+    };
+    // The misaligned row of `misaligned_access_splits_sectors`: bytes [8, 520) loaded are the
+    // fetches [0, 576), 9 of 64 B for 128 updates.
+    let k = kernel(
+        Field::scalar("u", Dtype::F32, 1, FieldRole::Input),
+        Field::scalar("v", Dtype::F32, 0, FieldRole::Output),
+        &[([1, 0, 0], 0)],
+    );
+    let (d, c) = (
+        Domain::new3(128, 1, 1),
+        LaunchConfig::new([32, 1, 1], [1; 3]),
+    );
+    let one = data_volumes(&k, &d, &c, &big()).unwrap();
+    let two = data_volumes(&k, &d, &c, &pairs).unwrap();
+    assert!(close(two.dram_load, 9.0 * 64.0 / 128.0), "{two:?}");
+    assert!(close(one.dram_load, 17.0 * 32.0 / 128.0), "{one:?}");
+    assert_eq!((one.l2_load, one.dram_store), (two.l2_load, two.dram_store));
+    // Records of 16 f32 (64 B) of which the first 8 are read: one sector per update, in a fetch
+    // of two.
+    let mut src = Field::scalar("f", Dtype::F32, 0, FieldRole::Input);
+    src.components = 16;
+    src.layout = Layout::Zyxf;
+    let loads: Vec<([i32; 3], usize)> = (0..8).map(|q| ([0; 3], q)).collect();
+    let k = kernel(
+        src,
+        Field::scalar("v", Dtype::F32, 0, FieldRole::Output),
+        &loads,
+    );
+    let (d, c) = (
+        Domain::new3(64, 8, 4),
+        LaunchConfig::new([32, 2, 1], [1; 3]),
+    );
+    let one = data_volumes(&k, &d, &c, &big()).unwrap();
+    let two = data_volumes(&k, &d, &c, &pairs).unwrap();
+    assert!(
+        close(one.dram_load, 32.0) && close(two.dram_load, 64.0),
+        "{one:?} {two:?}"
+    );
+    assert!(
+        close(one.l2_load, 32.0) && close(two.l2_load, 32.0),
+        "{one:?} {two:?}"
+    );
+    // A fetch that is not a power of two of sectors, or larger than a line, is refused.
+    for bad in [96, 256] {
+        let p = CacheParams {
+            dram_fetch_bytes: bad,
+            ..big()
+        };
+        assert!(data_volumes(&k, &d, &c, &p).is_err(), "{bad}");
+    }
 }
 
 #[test]

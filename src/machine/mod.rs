@@ -55,6 +55,9 @@ pub struct MachineModel {
     pub l2_effective_bytes: usize,
     /// Sector size (transfer granularity between L1 and L2, L2 and DRAM).
     pub sector_bytes: usize,
+    /// What L2 reads from DRAM on a read miss: the aligned group of sectors of this size around
+    /// the one missed (`cudaLimitMaxL2FetchGranularity`; the sector size where not measured).
+    pub l2_fetch_bytes: usize,
     /// L1 line size.
     pub line_bytes: usize,
     /// L1 wavefronts (128 B each) an SM processes per cycle.

@@ -107,13 +107,17 @@ pub fn counters_html(s: &CountersSweep) -> String {
         escape(s.ncu_version.as_deref().unwrap_or("–")),
         escape(&s.wavefront_metrics.join(" + ")),
         escape(&format!(
-            "carve-out preference: {}; shared-memory configuration reported by ncu: {}",
+            "carve-out preference: {}; shared-memory configuration reported by ncu: {}; \
+             L2 fetch size limit: {}",
             s.carveout
                 .map(|c| format!("{c}% of the largest"))
                 .unwrap_or_else(|| "driver's choice".into()),
             s.shared_config_bytes
                 .map(|b| format!("{:.0} KiB", b / 1024.0))
-                .unwrap_or_else(|| "not reported".into())
+                .unwrap_or_else(|| "not reported".into()),
+            s.l2_fetch_bytes
+                .map(|b| format!("{b} B"))
+                .unwrap_or_else(|| "driver's".into())
         )),
         escape(&s.command),
         escape(s.ncu_command.as_deref().unwrap_or("–")),

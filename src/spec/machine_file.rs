@@ -201,14 +201,24 @@ const FIGURES: [(&str, &str, f64, f64, bool); 26] = [
 
 /// Figures a file may leave out, and the value they then take: (key, meaning, minimum, maximum,
 /// integer?, default).
-const OPTIONAL_FIGURES: [(&str, &str, f64, f64, bool, f64); 1] = [(
-    "l1_conflict_ways",
-    "L1 ways that lines spread over sets compete in, 0 for one fully associative LRU",
-    0.0,
-    4096.0,
-    true,
-    0.0,
-)];
+const OPTIONAL_FIGURES: [(&str, &str, f64, f64, bool, f64); 2] = [
+    (
+        "l1_conflict_ways",
+        "L1 ways that lines spread over sets compete in, 0 for one fully associative LRU",
+        0.0,
+        4096.0,
+        true,
+        0.0,
+    ),
+    (
+        "l2_fetch_bytes",
+        "bytes L2 reads from DRAM on a read miss, 0 for one sector",
+        0.0,
+        1024.0,
+        true,
+        0.0,
+    ),
+];
 
 /// The optional figure with the L1's measured set function: an array of line-address bit masks,
 /// one per set-index bit (see [`SetIndex`]).
@@ -368,6 +378,10 @@ pub fn parse_machine(text: &str, file: &str) -> Result<MachineModel, MachineErro
         l2_bytes: u("l2_bytes"),
         l2_effective_bytes: u("l2_effective_bytes"),
         sector_bytes: u("sector_bytes"),
+        l2_fetch_bytes: match u("l2_fetch_bytes") {
+            0 => u("sector_bytes"),
+            b => b,
+        },
         line_bytes: u("line_bytes"),
         l1_wavefronts_per_cycle_per_sm: f("l1_wavefronts_per_cycle_per_sm"),
         l2_bandwidth: f("l2_bandwidth"),
@@ -403,6 +417,14 @@ pub fn parse_machine(text: &str, file: &str) -> Result<MachineModel, MachineErro
         m.line_bytes.is_multiple_of(m.sector_bytes),
         "line_bytes",
         "a multiple of sector_bytes",
+    )?;
+    let fetch_sectors = m.l2_fetch_bytes / m.sector_bytes;
+    rel(
+        m.l2_fetch_bytes.is_multiple_of(m.sector_bytes)
+            && fetch_sectors.is_power_of_two()
+            && m.l2_fetch_bytes <= m.line_bytes,
+        "l2_fetch_bytes",
+        "sector_bytes times a power of two, at most line_bytes (e.g. 64 for 32-byte sectors)",
     )?;
     rel(
         m.max_threads_per_block <= m.max_threads_per_sm,
@@ -528,6 +550,24 @@ mod tests {
         )
         .unwrap_err();
         assert!(e.to_string().contains("an integer from 0"), "{e}");
+        let e = parse_machine(
+            &text.replace("l2_fetch_bytes = 64", "l2_fetch_bytes = 96"),
+            "m.toml",
+        )
+        .unwrap_err();
+        assert!(e.to_string().contains("times a power of two"), "{e}");
+        // Without the figure, L2 fetches one sector.
+        let m = parse_machine(
+            &text
+                .replace("l2_fetch_bytes = 64\n", "")
+                .lines()
+                .filter(|l| !l.starts_with("l2_fetch_bytes = \""))
+                .collect::<Vec<_>>()
+                .join("\n"),
+            "m.toml",
+        )
+        .unwrap();
+        assert_eq!(m.l2_fetch_bytes, 32);
         let e = parse_machine(&format!("smz = 3\n{text}"), "m.toml").unwrap_err();
         assert!(matches!(e, MachineError::UnknownKey { .. }), "{e}");
         let e = parse_machine("sms = [", "m.toml").unwrap_err();

@@ -186,6 +186,7 @@ pub fn params(l2_bytes: usize) -> CacheParams {
         l1_set_index: Default::default(),
         l2_bytes,
         sector_bytes: 32,
+        dram_fetch_bytes: 32,
         line_bytes: 128,
         warp_size: 32,
     }

@@ -1,0 +1,254 @@
+#!/usr/bin/env python3
+"""What the L2 moves to and from DRAM for each sector the L1s request or write (issue 8).
+
+The visitor charges DRAM per 32-byte sector: a read miss reads one sector, a written sector is
+written back once. The D3Q19 counters say otherwise in places: DRAM reads above all the L2 reads
+(SoA 16x64x1 fold 4x1x1: 143 B/LUP read from DRAM for 95.6 B/LUP read from L2), and AoS stores
+that come back as extra DRAM reads and writes (8x8x16: 117 B/LUP written for 76). Each probe here
+isolates one candidate, over buffers well beyond the L2, with every other sector access removed:
+
+- `gather S`: groups of 8 lanes read one whole sector every S bytes. DRAM reads per sector read
+  from L2 above 1 mean the L2 fetches more than the sector it misses (64 or 128 bytes), run under
+  each setting of `cudaLimitMaxL2FetchGranularity` (the CUDA hint for that size).
+- `scatter W/S`: W lanes of each group of 8 write one word each of a sector every S bytes and
+  nothing completes it: DRAM reads here are the L2 filling partly written sectors.
+- `records B`: the D3Q19 AoS store pattern alone. Each thread of a 3D block B over a 256^3 domain
+  writes its 19-word record (76 bytes, two or three sectors shared with the neighbouring records)
+  as 19 one-word stores, as the generated AoS kernel does.
+- `records-read B`: the same records read (19 one-word loads per thread), nothing written.
+- `soa-store B`: one word into each of 19 arrays per thread, whole sectors where B is 8 wide.
+
+Every launch is checked (stores: the buffer's content; reads: the sum) before its counters count.
+Nsight Compute (`--clock-control none`, caches flushed before each launch) reads the L2's
+sectors from the L1s and the DRAM bytes.
+
+usage (GPU, CuPy, ncu): bench/l2-traffic.py measure OUT.json
+                         bench/l2-traffic.py summary OUT.json
+"""
+import datetime
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from benchlib import ncu_rows, number  # noqa: E402
+
+Q = 19
+SOURCE = r"""
+#define Q 19
+extern "C" __global__ void gather(const float* __restrict__ a, long long n, int stride, float* __restrict__ out)
+{
+    const long long t = blockIdx.x * (long long)blockDim.x + threadIdx.x;
+    if (t / 8 >= n) return;
+    const float v = a[(t / 8) * stride + t % 8];
+    if (v != 1.0f) atomicAdd(out, 1.0f);
+}
+extern "C" __global__ void scatter(float* __restrict__ a, long long n, int stride, int words)
+{
+    const long long t = blockIdx.x * (long long)blockDim.x + threadIdx.x;
+    if (t / 8 >= n || t % 8 >= words) return;
+    a[(t / 8) * stride + t % 8] = 2.0f;
+}
+__device__ long long record_of(int n)
+{
+    const int x = blockIdx.x * blockDim.x + threadIdx.x;
+    const int y = blockIdx.y * blockDim.y + threadIdx.y;
+    const int z = blockIdx.z * blockDim.z + threadIdx.z;
+    return x + (long long)n * (y + (long long)n * z);
+}
+extern "C" __global__ void records(float* __restrict__ a, int n)
+{
+    float* p = a + record_of(n) * Q;
+#pragma unroll
+    for (int q = 0; q < Q; ++q) p[q] = (float)(q + 1);
+}
+extern "C" __global__ void records_read(const float* __restrict__ a, int n, float* __restrict__ out)
+{
+    const float* p = a + record_of(n) * Q;
+    float s = 0.0f;
+#pragma unroll
+    for (int q = 0; q < Q; ++q) s += p[q];
+    if (s != (float)(Q * (Q + 1) / 2)) atomicAdd(out, 1.0f);
+}
+extern "C" __global__ void soa_store(float* __restrict__ a, int n)
+{
+    const long long r = record_of(n);
+    const long long cells = (long long)n * n * n;
+#pragma unroll
+    for (int q = 0; q < Q; ++q) a[q * cells + r] = (float)(q + 1);
+}
+"""
+METRICS = [
+    "dram__bytes_read.sum",
+    "dram__bytes_write.sum",
+    "lts__t_sectors_srcunit_tex_op_read.sum",
+    "lts__t_sectors_srcunit_tex_op_write.sum",
+    "lts__t_sectors_srcunit_tex_op_read_lookup_miss.sum",
+    "lts__t_sectors_srcunit_tex_op_write_lookup_miss.sum",
+    "gpu__time_duration.sum",
+]
+SECTORS = 1 << 22  # sectors read or written by gather and scatter: 128 MiB
+EDGE = 256  # records, records-read and soa-store: a 256^3 domain
+LIMIT_L2_FETCH = 0x05  # cudaLimitMaxL2FetchGranularity
+BLOCKS = [(8, 8, 16), (4, 16, 16), (16, 8, 8), (16, 64, 1), (32, 4, 2), (64, 2, 1), (128, 1, 1),
+          (256, 1, 1), (256, 4, 1), (32, 1, 1)]
+
+
+def plan():
+    """One dict per launch, in launch order."""
+    pts = []
+    for limit in (None, 32, 128):
+        for stride in (32, 64, 128, 256):
+            pts.append({"probe": "gather", "stride": stride, "fetch_limit": limit})
+    for words, stride in ((1, 32), (4, 32), (8, 32), (8, 64), (4, 64)):
+        pts.append({"probe": "scatter", "stride": stride, "words": words})
+    for b in BLOCKS:
+        pts.append({"probe": "records", "block": list(b)})
+    for b in ((8, 8, 16), (128, 1, 1), (16, 64, 1), (256, 4, 1)):
+        pts.append({"probe": "records-read", "block": list(b)})
+    for b in ((8, 8, 16), (16, 64, 1), (128, 1, 1)):
+        pts.append({"probe": "soa-store", "block": list(b)})
+    return pts
+
+
+def launch(plan_path):
+    import cupy as cp
+
+    rt = cp.cuda.runtime
+    mod = cp.RawModule(code=SOURCE)
+    p = json.load(open(plan_path))["points"]
+    big = cp.ones(SECTORS * 256 // 4 + 64, dtype=cp.float32)
+    cells = EDGE ** 3
+    rec = cp.zeros(cells * Q, dtype=cp.float32)
+    out = cp.zeros(1, dtype=cp.float32)
+    default_limit = rt.deviceGetLimit(LIMIT_L2_FETCH)
+    for pt in p:
+        kind = pt["probe"]
+        if os.environ.get("L2_TRAFFIC_TRACE"):
+            print(pt, flush=True)
+        if kind == "gather":
+            rt.deviceSetLimit(LIMIT_L2_FETCH, pt["fetch_limit"] or default_limit)
+            mod.get_function("gather")((SECTORS * 8 // 256,), (256,),
+                                       (big, cp.int64(SECTORS), cp.int32(pt["stride"] // 4), out))
+            rt.deviceSynchronize()
+            rt.deviceSetLimit(LIMIT_L2_FETCH, default_limit)
+            if float(out[0]) != 0.0:
+                sys.exit(f"gather {pt}: read something other than the ones written")
+        elif kind == "scatter":
+            big.fill(1.0)
+            mod.get_function("scatter")((SECTORS * 8 // 256,), (256,),
+                                        (big, cp.int64(SECTORS), cp.int32(pt["stride"] // 4),
+                                         cp.int32(pt["words"])))
+            rt.deviceSynchronize()
+            view = big[:SECTORS * pt["stride"] // 4].reshape(SECTORS, pt["stride"] // 4)
+            if not (bool(cp.all(view[:, :pt["words"]] == 2.0))
+                    and bool(cp.all(view[:, pt["words"]:] == 1.0))):
+                sys.exit(f"scatter {pt}: wrong words written")
+            big.fill(1.0)
+        else:
+            b = pt["block"]
+            grid = tuple(EDGE // v for v in b)
+            if kind == "records":
+                rec.fill(0.0)
+                mod.get_function("records")(grid, tuple(b), (rec, cp.int32(EDGE)))
+                rt.deviceSynchronize()
+                want = cp.arange(1, Q + 1, dtype=cp.float32)
+                if not bool(cp.all(rec.reshape(cells, Q) == want)):
+                    sys.exit(f"records {b}: wrong records written")
+            elif kind == "records-read":
+                rec.reshape(cells, Q)[:] = cp.arange(1, Q + 1, dtype=cp.float32)
+                out.fill(0.0)
+                mod.get_function("records_read")(grid, tuple(b), (rec, cp.int32(EDGE), out))
+                rt.deviceSynchronize()
+                if float(out[0]) != 0.0:
+                    sys.exit(f"records-read {b}: {float(out[0])} records summed wrong")
+            else:
+                rec.fill(0.0)
+                mod.get_function("soa_store")(grid, tuple(b), (rec, cp.int32(EDGE)))
+                rt.deviceSynchronize()
+                want = cp.arange(1, Q + 1, dtype=cp.float32)[:, None]
+                if not bool(cp.all(rec.reshape(Q, cells) == want)):
+                    sys.exit(f"soa-store {b}: wrong arrays written")
+    print(json.dumps({"default_fetch_limit": default_limit}))
+
+
+def measure(out_path):
+    import cupy as cp
+
+    points = plan()
+    with tempfile.TemporaryDirectory() as tmp:
+        plan_path = os.path.join(tmp, "plan.json")
+        json.dump({"points": points}, open(plan_path, "w"))
+        log = os.path.join(tmp, "ncu.csv")
+        run = subprocess.run(
+            ["ncu", "--clock-control", "none", "--cache-control", "all", "--kernel-name",
+             "regex:^(gather|scatter|records|records_read|soa_store)$", "--metrics",
+             ",".join(METRICS), "--csv", "--page", "raw", "--print-units", "base",
+             "--log-file", log, sys.executable, os.path.abspath(__file__), "launch", plan_path],
+            check=True, capture_output=True, text=True)
+        default_limit = json.loads(run.stdout.strip().splitlines()[-1])["default_fetch_limit"]
+        rows = [r for r in ncu_rows(open(log).read())
+                if r["Kernel Name"].split("(")[0] in ("gather", "scatter", "records",
+                                                       "records_read", "soa_store")]
+    if len(rows) != len(points):
+        sys.exit(f"ncu recorded {len(rows)} probe launches, expected {len(points)}")
+    results = []
+    for pt, row in zip(points, rows):
+        m = {k: number(row[k]) for k in METRICS}
+        if pt["probe"] in ("gather", "scatter"):
+            pt["units"], pt["unit_bytes"] = SECTORS, 32
+        else:
+            pt["units"], pt["unit_bytes"] = EDGE ** 3, 4 * Q
+        results.append({**pt, "counters": m})
+    dev = cp.cuda.runtime.getDeviceProperties(0)
+    smi = subprocess.run(["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"],
+                         capture_output=True, text=True).stdout.strip()
+    json.dump({"device": dev["name"].decode(), "driver": smi, "commit": os.environ.get("SS_COMMIT"),
+               "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+               "default_fetch_limit": default_limit, "results": results},
+              open(out_path, "w"), indent=1)
+
+
+def summary(path):
+    d = json.load(open(path))
+    print(f"# L2 to DRAM traffic probes on the {d['device']} (issue 8)\n")
+    print(f"Measured {d['date'][:10]}, driver {d['driver']}, default "
+          f"`cudaLimitMaxL2FetchGranularity` {d['default_fetch_limit']} B. Per unit (a sector for "
+          "gather and scatter, a 76-byte record for the others), in bytes; `L2 rd`/`L2 wr` are the "
+          "sectors from the L1s times 32.\n")
+    print("| probe | setting | L2 rd | L2 rd miss | L2 wr | L2 wr miss | DRAM rd | DRAM wr | time |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    for r in d["results"]:
+        c, u = r["counters"], r["units"]
+        if r["probe"] == "gather":
+            lim = r["fetch_limit"] if r["fetch_limit"] else f"default ({d['default_fetch_limit']})"
+            setting = f"stride {r['stride']} B, fetch limit {lim}"
+        elif r["probe"] == "scatter":
+            setting = f"{r['words']} words every {r['stride']} B"
+        else:
+            setting = "block " + "×".join(map(str, r["block"]))
+
+        def per(k):
+            return c[k] / u
+
+        print(f"| {r['probe']} | {setting} | {32 * per(METRICS[2]):.1f} | {32 * per(METRICS[4]):.1f} | "
+              f"{32 * per(METRICS[3]):.1f} | {32 * per(METRICS[5]):.1f} | {per(METRICS[0]):.1f} | "
+              f"{per(METRICS[1]):.1f} | {c[METRICS[6]]:.4g} |")
+
+
+def main():
+    args = sys.argv[1:]
+    if len(args) == 2 and args[0] == "launch":
+        launch(args[1])
+    elif len(args) == 2 and args[0] == "measure":
+        measure(args[1])
+    elif len(args) == 2 and args[0] == "summary":
+        summary(args[1])
+    else:
+        sys.exit(__doc__)
+
+
+if __name__ == "__main__":
+    main()
