@@ -17,8 +17,9 @@
 //! the `g - 1` steps between and parts of the two steps of its touches; replaying the line touches
 //! with the resulting eviction probabilities gives the re-fetched sectors.
 //!
-//! DRAM load is `G`, plus the reused sectors L2 no longer holds, plus re-fetches and re-writes
-//! that miss L2, plus reads of partly written sectors. Every access of a sector after its first
+//! DRAM load is `G` counted in L2's fetches from DRAM (the aligned `dram_fetch_bytes` around a
+//! missed sector), plus the reused sectors L2 no longer holds, plus re-fetches and re-writes that
+//! miss L2, plus reads of partly written sectors. Every access of a sector after its first
 //! is *linked* to the previous access in time, by any block: an earlier block in an earlier wave,
 //! or a block of the same wave at an earlier step. It hits if the distinct sectors the machine
 //! moved through L2 in between stay below the L2 capacity. That volume is counted from real
