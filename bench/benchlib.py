@@ -1,6 +1,8 @@
 """Helpers shared by the issue-8 scripts in bench/ (imported, not run)."""
 import csv
+import datetime
 import io
+import os
 import re
 import subprocess
 import sys
@@ -90,3 +92,18 @@ def ncu_rows(text):
 def number(s):
     """A number as ncu prints it (thousands separated by commas)."""
     return float(s.replace(",", ""))
+
+
+def provenance(cp):
+    """What a probe's JSON records about its run: the device's name, the NVIDIA driver version,
+    the commit (`$SS_COMMIT` where set, else git's short HEAD, else None) and the date (UTC)."""
+    dev = cp.cuda.runtime.getDeviceProperties(0)
+    smi = subprocess.run(["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"],
+                         capture_output=True, text=True).stdout.strip()
+    commit = os.environ.get("SS_COMMIT")
+    if not commit:
+        git = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
+                             text=True, cwd=os.path.dirname(os.path.abspath(__file__)))
+        commit = git.stdout.strip() or None
+    return {"device": dev["name"].decode(), "driver": smi, "commit": commit,
+            "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")}

@@ -23,15 +23,13 @@ usage (on a machine with an NVIDIA GPU, CuPy and the stencilscope binary):
     CONFIG = bx,by,bz/fx,fy,fz (for example 1,64,4/1,1,1)
   bench/block-placement.py --summary OUT.json
 """
-import datetime
 import json
 import os
-import subprocess
 import sys
 from collections import Counter
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from benchlib import check_twin, emit_cuda, twin_fields  # noqa: E402
+from benchlib import check_twin, emit_cuda, provenance, twin_fields  # noqa: E402
 
 
 def instrument(src):
@@ -145,13 +143,7 @@ def measure(binary, out_path, kernel, dtype, domain, configs):
               f"{a['first_wave_blocks']} blocks, SM(i)=SM(i-SMs) {a['round_robin']['same_as_minus_sms']}, "
               f"SM(i)=SM(i-1) {a['round_robin']['same_as_previous']}, delta {a['delta_top'][:6]}, "
               f"first SMs {a['first_wave_sm'][:24]}", flush=True)
-    smi = subprocess.run(["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"],
-                         capture_output=True, text=True).stdout.strip()
-    git = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True)
-    json.dump({"device": dev["name"].decode(), "driver": smi, "sms": sms,
-               "commit": git.stdout.strip() or None,
-               "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-               "kernel": kernel, "dtype": dtype, "domain": domain, "results": results},
+    json.dump({**provenance(cp), "sms": sms, "kernel": kernel, "dtype": dtype, "domain": domain, "results": results},
               open(out_path, "w"))
 
 

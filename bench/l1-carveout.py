@@ -23,7 +23,6 @@ then, anywhere (runs the visitor, and with --simulate ORDER the simulator, at ea
 The first form takes a few minutes for 52 configurations on an H100 (one profiled launch per
 configuration and carve-out, plus the checked one).
 """
-import datetime
 import json
 import os
 import re
@@ -32,8 +31,8 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from benchlib import (check_twin, emit_cuda, ncu_rows, number, parse_twin, sim_domain,  # noqa: E402
-                      twin_fields)
+from benchlib import (check_twin, emit_cuda, ncu_rows, number, parse_twin, provenance,  # noqa: E402
+                      sim_domain, twin_fields)
 
 METRICS = [
     "lts__t_sectors_srcunit_tex_op_read.sum",
@@ -130,13 +129,7 @@ def measure(binary, report, kernel, out_path, dtype, domain, carveouts):
             })
         results.append({"block": c["block"], "fold": c["fold"], "max_rel_error": errors[i],
                         "points": points})
-    dev = cp.cuda.runtime.getDeviceProperties(0)
-    smi = subprocess.run(["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"],
-                         capture_output=True, text=True).stdout.strip()
-    git = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True)
-    json.dump({"device": dev["name"].decode(), "driver": smi, "commit": git.stdout.strip() or os.environ.get("SS_COMMIT"),
-               "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-               "report": report, "kernel": kernel, "dtype": dtype, "domain": domain,
+    json.dump({**provenance(cp), "report": report, "kernel": kernel, "dtype": dtype, "domain": domain,
                "unit": "B/LUP", "results": results}, open(out_path, "w"), indent=1)
 
 

@@ -18,7 +18,6 @@ hit: 1 is warp-burst, `W` lockstep.
 usage (GPU, CuPy, ncu): bench/l1-interleave.py measure OUT.json [--l1-kib 224]
                         bench/l1-interleave.py summary OUT.json
 """
-import datetime
 import json
 import os
 import subprocess
@@ -26,7 +25,7 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from benchlib import ncu_rows, number  # noqa: E402
+from benchlib import ncu_rows, number, provenance  # noqa: E402
 
 SOURCE = r"""
 extern "C" __global__ void __launch_bounds__(256, BPS) l1interleave(
@@ -112,12 +111,7 @@ def measure(out_path, l1_kib):
                         "steady_hit_rate": hit / (total - first),
                         "registers": number(row[METRICS[4]]),
                         "l1_bytes": 256 * 1024 - number(row[METRICS[3]])})
-    dev = cp.cuda.runtime.getDeviceProperties(0)
-    smi = subprocess.run(["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"],
-                         capture_output=True, text=True).stdout.strip()
-    json.dump({"device": dev["name"].decode(), "driver": smi, "sms": sms,
-               "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-               "l1_kib_guess": l1_kib, "results": results}, open(out_path, "w"), indent=1)
+    json.dump({**provenance(cp), "sms": sms, "l1_kib_guess": l1_kib, "results": results}, open(out_path, "w"), indent=1)
 
 
 def summary(path):

@@ -25,7 +25,6 @@ usage (GPU, CuPy, ncu): bench/l1-policy.py measure OUT.json [--carveout -1] [--r
                                            [--sectors 1,2,4]
                          bench/l1-policy.py summary OUT.json
 """
-import datetime
 import json
 import math
 import os
@@ -34,7 +33,7 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from benchlib import ncu_rows, number  # noqa: E402
+from benchlib import ncu_rows, number, provenance  # noqa: E402
 
 SOURCE = r"""
 extern "C" __global__ void l1probe(const float* __restrict__ a, int n, long long stride, int scramble,
@@ -140,12 +139,7 @@ def measure(out_path, carveout, reps, l1_guess, sectors=None):
                         "sectors": sectors,
                         "l1_bytes": UNIFIED_BYTES - smem, "hit_sectors": hit, "miss_sectors": miss,
                         "steady_hit_rate": hit_rate})
-    dev = cp.cuda.runtime.getDeviceProperties(0)
-    smi = subprocess.run(["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"],
-                         capture_output=True, text=True).stdout.strip()
-    json.dump({"device": dev["name"].decode(), "driver": smi, "commit": os.environ.get("SS_COMMIT"),
-               "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-               "carveout": carveout, "reps": reps, "line_bytes": LINE, "results": results},
+    json.dump({**provenance(cp), "carveout": carveout, "reps": reps, "line_bytes": LINE, "results": results},
               open(out_path, "w"), indent=1)
 
 

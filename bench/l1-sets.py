@@ -31,12 +31,13 @@ usage (GPU, CuPy): bench/l1-sets.py measure OUT.json [--carveout -1] [--lines 20
                     bench/l1-sets.py launch-once CARVEOUT   (under ncu: the carve-out granted)
                     bench/l1-sets.py selftest      (the search on a simulated cache, no GPU)
 """
-import datetime
 import json
 import os
 import random
-import subprocess
 import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from benchlib import provenance  # noqa: E402
 
 SOURCE = r"""
 __device__ __forceinline__ unsigned ldca(const unsigned* p) {
@@ -284,12 +285,7 @@ def measure(out_path, carveout, nlines, bases, scan_lines, start_size):
     res = search(cache, nlines, bases, 2, start_size, scan_lines)
     import cupy as cp
 
-    dev = cp.cuda.runtime.getDeviceProperties(0)
-    smi = subprocess.run(["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"],
-                         capture_output=True, text=True).stdout.strip()
-    res.update({"device": dev["name"].decode(), "driver": smi, "commit": os.environ.get("SS_COMMIT"),
-                "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-                "carveout": carveout, "line_bytes": LINE, "buffer_address": cache.base,
+    res.update({**provenance(cp), "carveout": carveout, "line_bytes": LINE, "buffer_address": cache.base,
                 "buffer_lines": nlines, "launches": cache.launches})
     json.dump(res, open(out_path, "w"))
 

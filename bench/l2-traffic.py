@@ -25,7 +25,6 @@ sectors from the L1s and the DRAM bytes.
 usage (GPU, CuPy, ncu): bench/l2-traffic.py measure OUT.json
                          bench/l2-traffic.py summary OUT.json
 """
-import datetime
 import json
 import os
 import subprocess
@@ -33,7 +32,7 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from benchlib import ncu_rows, number  # noqa: E402
+from benchlib import ncu_rows, number, provenance  # noqa: E402
 
 Q = 19
 SOURCE = r"""
@@ -202,12 +201,7 @@ def measure(out_path):
         else:
             pt["units"], pt["unit_bytes"] = EDGE ** 3, 4 * Q
         results.append({**pt, "counters": m})
-    dev = cp.cuda.runtime.getDeviceProperties(0)
-    smi = subprocess.run(["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"],
-                         capture_output=True, text=True).stdout.strip()
-    json.dump({"device": dev["name"].decode(), "driver": smi, "commit": os.environ.get("SS_COMMIT"),
-               "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-               "default_fetch_limit": default_limit, "results": results},
+    json.dump({**provenance(cp), "default_fetch_limit": default_limit, "results": results},
               open(out_path, "w"), indent=1)
 
 

@@ -23,14 +23,12 @@ The first form takes about 8 minutes for 52 configurations on an H100 (mostly th
 in NumPy). The second form prints a Markdown table; with a counter report re-analysed by the current visitor
 (`bench/recheck-counters.sh`) it adds the estimated and measured L2 load.
 """
-import datetime
 import json
 import os
-import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from benchlib import check_twin, emit_cuda, twin_fields  # noqa: E402
+from benchlib import check_twin, emit_cuda, provenance, twin_fields  # noqa: E402
 
 
 def instrument(src):
@@ -137,14 +135,7 @@ def measure(binary, report, kernel, out_path, dtype, domain):
               f"{(within / max(within.sum(), 1)).round(3).tolist()}, on the SM "
               f"{(across / max(across.sum(), 1)).round(3).tolist()}, {dur:.0f} cycles per fold point",
               flush=True)
-    dev = cp.cuda.runtime.getDeviceProperties(0)
-    smi = subprocess.run(["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"],
-                         capture_output=True, text=True).stdout.strip()
-    git = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True)
-    json.dump({"device": dev["name"].decode(), "driver": smi,
-               "cuda_driver_api": cp.cuda.runtime.driverGetVersion(),
-               "commit": git.stdout.strip() or None,
-               "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+    json.dump({**provenance(cp), "cuda_driver_api": cp.cuda.runtime.driverGetVersion(),
                "report": report, "kernel": kernel, "dtype": dtype, "domain": domain,
                "results": results}, open(out_path, "w"), indent=1)
 
