@@ -29,8 +29,12 @@ fn bench(c: &mut Criterion) {
         .filter(|c| check_legal(c, &domain, machine.max_threads_per_block, opts.max_extent).is_ok())
         .filter_map(|c| {
             let occ = machine.occupancy(c.threads(), estimate_registers(&def.kernel, &c), 0);
-            (occ.blocks_per_sm > 0)
-                .then(|| (c, CacheParams::from_machine(&machine, occ.blocks_per_sm)))
+            (occ.blocks_per_sm > 0).then(|| {
+                (
+                    c,
+                    CacheParams::from_machine(&machine, c.threads(), occ.blocks_per_sm),
+                )
+            })
         })
         .collect();
     let jobs: Vec<_> = legal.iter().step_by(STRIDE).collect();

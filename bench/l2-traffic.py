@@ -17,12 +17,24 @@ isolates one candidate, over buffers well beyond the L2, with every other sector
   as 19 one-word stores, as the generated AoS kernel does.
 - `records-read B`: the same records read (19 one-word loads per thread), nothing written.
 - `soa-store B`: one word into each of 19 arrays per thread, whole sectors where B is 8 wide.
+- `paced W/T/S` (the set `partial`): the records again, written by a fixed number of warps that
+  loop over them (W warps per SM in blocks of T threads, grid-stride), spinning S cycles after
+  every store. It separates the two laws that could evict a partly written sector before its
+  record completes: the data written meanwhile (grows with W, not with S) or the time (grows
+  with S, not with W).
+- `pieces K/MODE` (the set `partial`): every sector written in K pieces of 8/K words, by K
+  blocks next to each other in launch order (MODE `blocks`: different SMs at about the same
+  time) or by K warps of one block of 256 threads (`warps`: one SM), each thread storing one word.
+- `pieces K/MODE/L` (the set `partial`) with L > 0: each thread first reads L words streamed from
+  another buffer (L2 read pressure between the pieces, as a stencil's loads are).
+- `copy B` (the set `partial`): the records read from one buffer and written to another, as the
+  AoS kernel does (19 loads, then 19 stores): how near its bursts of stores come to the paced ones.
 
 Every launch is checked (stores: the buffer's content; reads: the sum) before its counters count.
 Nsight Compute (`--clock-control none`, caches flushed before each launch) reads the L2's
 sectors from the L1s and the DRAM bytes.
 
-usage (GPU, CuPy, ncu): bench/l2-traffic.py measure OUT.json
+usage (GPU, CuPy, ncu): bench/l2-traffic.py measure OUT.json [traffic|partial]
                          bench/l2-traffic.py summary OUT.json
 """
 import json
@@ -71,6 +83,49 @@ extern "C" __global__ void records_read(const float* __restrict__ a, int n, floa
     for (int q = 0; q < Q; ++q) s += p[q];
     if (s != (float)(Q * (Q + 1) / 2)) atomicAdd(out, 1.0f);
 }
+extern "C" __global__ void paced(float* __restrict__ a, long long cells, int spin)
+{
+    const long long step = (long long)gridDim.x * blockDim.x;
+    for (long long r = blockIdx.x * (long long)blockDim.x + threadIdx.x; r < cells; r += step) {
+        float* p = a + r * Q;
+#pragma unroll
+        for (int q = 0; q < Q; ++q) {
+            p[q] = (float)(q + 1);
+            if (spin > 0) {
+                const long long t0 = clock64();
+                while (clock64() - t0 < spin) {}
+            }
+        }
+    }
+}
+extern "C" __global__ void pieces(float* __restrict__ a, int k, int by_warps,
+                                  const float* __restrict__ src, long long src_n, int loads)
+{
+    float sum = 0.0f;
+    const long long gid = blockIdx.x * 256LL + threadIdx.x, all = gridDim.x * 256LL;
+    for (int j = 0; j < loads; ++j) sum += src[(gid + j * all) % src_n];
+    // 256 threads store 256 words: 32 sectors, each in k pieces of w words.
+    const int w = 8 / k, t = threadIdx.x, lane = t % 32, v = t / 32;
+    long long sector;
+    int word;
+    if (by_warps) {
+        sector = blockIdx.x * 32LL + (v / k) * (32 / w) + lane / w;
+        word = (v % k) * w + lane % w;
+    } else {
+        sector = (blockIdx.x / k) * 256LL / w + t / w;
+        word = (blockIdx.x % k) * w + t % w;
+    }
+    a[sector * 8 + word] = sum == (float)loads ? 3.0f : 0.0f;
+}
+extern "C" __global__ void copy(const float* __restrict__ a, float* __restrict__ b, int n)
+{
+    const long long r = record_of(n) * Q;
+    float v[Q];
+#pragma unroll
+    for (int q = 0; q < Q; ++q) v[q] = a[r + q];
+#pragma unroll
+    for (int q = 0; q < Q; ++q) b[r + q] = v[q] + 1.0f;
+}
 extern "C" __global__ void soa_store(float* __restrict__ a, int n)
 {
     const long long r = record_of(n);
@@ -91,13 +146,33 @@ METRICS = [
 SECTORS = 1 << 22  # sectors read or written by gather and scatter: 128 MiB
 EDGE = 256  # records, records-read and soa-store: a 256^3 domain
 LIMIT_L2_FETCH = 0x05  # cudaLimitMaxL2FetchGranularity
+PACED_CELLS = 1 << 22  # paced: 4 Mi records, 319 MB
 BLOCKS = [(8, 8, 16), (4, 16, 16), (16, 8, 8), (16, 64, 1), (32, 4, 2), (64, 2, 1), (128, 1, 1),
           (256, 1, 1), (256, 4, 1), (32, 1, 1)]
 
 
-def plan():
+def plan(which):
     """One dict per launch, in launch order."""
     pts = []
+    if which == "partial":
+        # Data written meanwhile: warps per SM from 1 to 64, in blocks of one warp and in one block.
+        for w in (1, 2, 4, 8, 16, 32, 64):
+            pts.append({"probe": "paced", "warps_per_sm": w, "threads": 32, "spin": 0})
+        for w in (4, 16, 32):
+            pts.append({"probe": "paced", "warps_per_sm": w, "threads": 32 * w, "spin": 0})
+        # Time: the same warps, slowed down.
+        for w in (2, 16):
+            for spin in (500, 2000, 8000):
+                pts.append({"probe": "paced", "warps_per_sm": w, "threads": 32, "spin": spin})
+        for b in ((8, 8, 16), (8, 8, 8), (8, 8, 4), (32, 4, 1), (128, 1, 1), (32, 1, 1)):
+            pts.append({"probe": "copy", "block": list(b)})
+        for k in (1, 2, 4, 8):
+            for mode in ("blocks", "warps"):
+                pts.append({"probe": "pieces", "pieces": k, "mode": mode, "loads": 0})
+        for k in (1, 4):
+            for loads in (4, 16):
+                pts.append({"probe": "pieces", "pieces": k, "mode": "blocks", "loads": loads})
+        return pts
     for limit in (None, 32, 128):
         for stride in (32, 64, 128, 256):
             pts.append({"probe": "gather", "stride": stride, "fetch_limit": limit})
@@ -123,6 +198,7 @@ def launch(plan_path):
     rec = cp.zeros(cells * Q, dtype=cp.float32)
     out = cp.zeros(1, dtype=cp.float32)
     default_limit = rt.deviceGetLimit(LIMIT_L2_FETCH)
+    sms = cp.cuda.Device().attributes["MultiProcessorCount"]
     for pt in p:
         kind = pt["probe"]
         if os.environ.get("L2_TRAFFIC_TRACE"):
@@ -146,6 +222,28 @@ def launch(plan_path):
                     and bool(cp.all(view[:, pt["words"]:] == 1.0))):
                 sys.exit(f"scatter {pt}: wrong words written")
             big.fill(1.0)
+        elif kind == "pieces":
+            # Written into the records' buffer, read (all ones) from the big one.
+            dst = rec[:SECTORS * 8]
+            dst.fill(0.0)
+            big.fill(1.0)
+            mod.get_function("pieces")((SECTORS * 8 // 256,), (256,),
+                                       (dst, cp.int32(pt["pieces"]),
+                                        cp.int32(pt["mode"] == "warps"), big,
+                                        cp.int64(big.size), cp.int32(pt["loads"])))
+            rt.deviceSynchronize()
+            if not bool(cp.all(dst == 3.0)):
+                sys.exit(f"pieces {pt}: wrong words written")
+        elif kind == "paced":
+            part = rec[:PACED_CELLS * Q]
+            part.fill(0.0)
+            blocks = sms * pt["warps_per_sm"] * 32 // pt["threads"]
+            mod.get_function("paced")((blocks,), (pt["threads"],),
+                                      (part, cp.int64(PACED_CELLS), cp.int32(pt["spin"])))
+            rt.deviceSynchronize()
+            want = cp.arange(1, Q + 1, dtype=cp.float32)
+            if not bool(cp.all(part.reshape(PACED_CELLS, Q) == want)):
+                sys.exit(f"paced {pt}: wrong records written")
         else:
             b = pt["block"]
             grid = tuple(EDGE // v for v in b)
@@ -156,6 +254,16 @@ def launch(plan_path):
                 want = cp.arange(1, Q + 1, dtype=cp.float32)
                 if not bool(cp.all(rec.reshape(cells, Q) == want)):
                     sys.exit(f"records {b}: wrong records written")
+            elif kind == "copy":
+                src = cp.empty((cells, Q), dtype=cp.float32)
+                src[:] = cp.arange(1, Q + 1, dtype=cp.float32)
+                rec.fill(0.0)
+                mod.get_function("copy")(grid, tuple(b), (src, rec, cp.int32(EDGE)))
+                rt.deviceSynchronize()
+                want = cp.arange(2, Q + 2, dtype=cp.float32)
+                if not bool(cp.all(rec.reshape(cells, Q) == want)):
+                    sys.exit(f"copy {b}: wrong records written")
+                del src
             elif kind == "records-read":
                 rec.reshape(cells, Q)[:] = cp.arange(1, Q + 1, dtype=cp.float32)
                 out.fill(0.0)
@@ -173,35 +281,40 @@ def launch(plan_path):
     print(json.dumps({"default_fetch_limit": default_limit}))
 
 
-def measure(out_path):
+def measure(out_path, which):
     import cupy as cp
 
-    points = plan()
+    points = plan(which)
     with tempfile.TemporaryDirectory() as tmp:
         plan_path = os.path.join(tmp, "plan.json")
         json.dump({"points": points}, open(plan_path, "w"))
         log = os.path.join(tmp, "ncu.csv")
         run = subprocess.run(
             ["ncu", "--clock-control", "none", "--cache-control", "all", "--kernel-name",
-             "regex:^(gather|scatter|records|records_read|soa_store)$", "--metrics",
+             "regex:^(gather|scatter|records|records_read|soa_store|paced|copy|pieces)$", "--metrics",
              ",".join(METRICS), "--csv", "--page", "raw", "--print-units", "base",
              "--log-file", log, sys.executable, os.path.abspath(__file__), "launch", plan_path],
             check=True, capture_output=True, text=True)
         default_limit = json.loads(run.stdout.strip().splitlines()[-1])["default_fetch_limit"]
         rows = [r for r in ncu_rows(open(log).read())
                 if r["Kernel Name"].split("(")[0] in ("gather", "scatter", "records",
-                                                       "records_read", "soa_store")]
+                                                       "records_read", "soa_store", "paced", "copy",
+                                                       "pieces")]
     if len(rows) != len(points):
         sys.exit(f"ncu recorded {len(rows)} probe launches, expected {len(points)}")
     results = []
     for pt, row in zip(points, rows):
         m = {k: number(row[k]) for k in METRICS}
-        if pt["probe"] in ("gather", "scatter"):
+        if pt["probe"] in ("gather", "scatter", "pieces"):
             pt["units"], pt["unit_bytes"] = SECTORS, 32
+        elif pt["probe"] == "paced":
+            pt["units"], pt["unit_bytes"] = PACED_CELLS, 4 * Q
         else:
             pt["units"], pt["unit_bytes"] = EDGE ** 3, 4 * Q
         results.append({**pt, "counters": m})
-    json.dump({**provenance(cp), "default_fetch_limit": default_limit, "results": results},
+    sms = cp.cuda.Device().attributes["MultiProcessorCount"]
+    json.dump({**provenance(cp), "set": which, "sms": sms, "default_fetch_limit": default_limit,
+               "results": results},
               open(out_path, "w"), indent=1)
 
 
@@ -221,6 +334,13 @@ def summary(path):
             setting = f"stride {r['stride']} B, fetch limit {lim}"
         elif r["probe"] == "scatter":
             setting = f"{r['words']} words every {r['stride']} B"
+        elif r["probe"] == "pieces":
+            setting = f"{r['pieces']} pieces per sector, by {r['mode']}, {r.get('loads', 0)} loads first"
+        elif r["probe"] == "paced":
+            # Microseconds a warp takes for its record, and the records in flight meanwhile.
+            rounds = r["units"] / d["sms"] / (32 * r["warps_per_sm"])
+            setting = (f"{r['warps_per_sm']} warps/SM, blocks of {r['threads']}, spin {r['spin']}"
+                       f" ({c[METRICS[6]] / 1e3 / rounds:.2f} µs per record)")
         else:
             setting = "block " + "×".join(map(str, r["block"]))
 
@@ -236,8 +356,11 @@ def main():
     args = sys.argv[1:]
     if len(args) == 2 and args[0] == "launch":
         launch(args[1])
-    elif len(args) == 2 and args[0] == "measure":
-        measure(args[1])
+    elif len(args) in (2, 3) and args[0] == "measure":
+        which = args[2] if len(args) == 3 else "traffic"
+        if which not in ("traffic", "partial"):
+            sys.exit(f"the probe set is traffic or partial, not {which}")
+        measure(args[1], which)
     elif len(args) == 2 and args[0] == "summary":
         summary(args[1])
     else:

@@ -61,7 +61,7 @@ fn main() {
         println!("|---|---|{}---|---|---|---|", "---|".repeat(GAPS.len()));
         let (mut sq, mut n) = (0.0, 0);
         for (bps, k) in ROWS {
-            let params = CacheParams::from_machine(&m, bps);
+            let params = CacheParams::from_machine(&m, 256, bps);
             let lines = (params.l1_bytes / params.line_bytes) as f64;
             let mut rates = Vec::new();
             let mut mrates = Vec::new();

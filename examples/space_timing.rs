@@ -34,7 +34,10 @@ fn main() {
         if occ.blocks_per_sm == 0 {
             continue;
         }
-        jobs.push((c, CacheParams::from_machine(&m, occ.blocks_per_sm)));
+        jobs.push((
+            c,
+            CacheParams::from_machine(&m, c.threads(), occ.blocks_per_sm),
+        ));
     }
     let mut est = Estimator::default();
     let mut times = Vec::with_capacity(jobs.len());

@@ -27,6 +27,7 @@ fn main() {
                     }
                     let mut p = CacheParams::from_machine(
                         &m,
+                        c.threads(),
                         m.occupancy(c.threads(), 32, 0).blocks_per_sm.max(1),
                     );
                     if big_l1 {

@@ -157,7 +157,7 @@ pub fn run(a: &VolumesArgs, out: &mut impl Write) -> Result<(), CliError> {
             occ.blocks_per_sm
         }
     };
-    let params = CacheParams::from_machine(&machine, bps);
+    let params = CacheParams::from_machine(&machine, config.threads(), bps);
     let est = footprint::estimate(k, &config, &domain, &params)?;
     // Each order's own option is used with that order only.
     for (given, option, sets, order) in [

@@ -541,7 +541,7 @@ pub fn compare(
             .blocks_per_sm;
         // The kernel ran, so at least one block was resident: a zero comes from a model limit.
         let blocks_per_sm = occ.max(1);
-        let params = CacheParams::from_machine(input.machine, blocks_per_sm);
+        let params = CacheParams::from_machine(input.machine, config.threads(), blocks_per_sm);
         let estimate = estimator.estimate(input.kernel, input.domain, &config, &params)?;
         let errors = Level::ALL
             .iter()

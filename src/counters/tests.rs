@@ -75,7 +75,11 @@ fn synthetic_csv(
     scale: f64,
 ) -> (String, DataVolumes) {
     let regs = 40;
-    let p = CacheParams::from_machine(m, m.occupancy(c.threads(), regs, 0).blocks_per_sm);
+    let p = CacheParams::from_machine(
+        m,
+        c.threads(),
+        m.occupancy(c.threads(), regs, 0).blocks_per_sm,
+    );
     let est = footprint::estimate(k, c, d, &p).unwrap();
     let n = d.points() as f64;
     let name = entry_name(c);
@@ -349,7 +353,8 @@ fn real_ncu_csv_parses_to_base_units() {
     let k = star();
     for s in l.iter().filter(|s| s.kernel != FLUSH_KERNEL) {
         let c = parse_entry_name(&s.kernel).unwrap();
-        let est = footprint::estimate(&k, &c, &d, &CacheParams::from_machine(&m, 1)).unwrap();
+        let est = footprint::estimate(&k, &c, &d, &CacheParams::from_machine(&m, c.threads(), 1))
+            .unwrap();
         let l2_store = s.metrics[ncu::L2_WRITE_SECTORS] * 32.0 / n;
         assert!(
             (l2_store / est.l2_store - 1.0).abs() < 0.01,

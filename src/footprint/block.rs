@@ -30,7 +30,9 @@
 //! (`Σ footprints - G`); the links of the sampled rows say how it splits by distance.
 //!
 //! DRAM store is the distinct sectors written, plus a write for every sector L2 evicts between
-//! two of its writes (each part partial, so also read).
+//! two of its writes by different steps or blocks (each part partial, so also read), plus the
+//! machine's measured share of the sectors a block's stores complete only together (AoS record
+//! words) that L2 writes back before they are complete (a write and a fill each).
 
 use super::geometry::{convolve, residues, Counter, ElemBox, IntHasher, Plane, PlaneAccess, Tally};
 use super::rows::{
@@ -69,6 +71,8 @@ struct Unions {
     /// The compulsory load in DRAM fetches (of `fetch` bytes).
     compulsory_fetches: f64,
     stored: Tally,
+    /// Sectors the stores complete only together, none of them alone (the words of AoS records).
+    stored_together: f64,
 }
 
 /// What the footprint totals per size class give, for one tile: they depend on the tile (with the
@@ -877,6 +881,7 @@ impl BlockScratch {
             let mut compulsory = 0.0;
             let mut compulsory_fetches = 0.0;
             let mut stored = Tally::default();
+            let mut stored_together = 0.0;
             for pi in 0..self.planes.len() {
                 let pl = self.planes[pi];
                 load_boxes(&self.acc, pi, &whole, &mut self.boxes);
@@ -911,6 +916,15 @@ impl BlockScratch {
                     let t = self.counter.count(&pl, &self.boxes, &[(0, 1.0)], s);
                     stored.distinct += t.distinct;
                     stored.full += t.full;
+                    if self.boxes.len() > 1 {
+                        let alone: f64 = (0..self.boxes.len())
+                            .map(|i| {
+                                let one = [self.boxes[i]];
+                                self.counter.count(&pl, &one, &[(0, 1.0)], s).full
+                            })
+                            .sum();
+                        stored_together += (t.full - alone).max(0.0);
+                    }
                 }
             }
             self.unions = Some(Unions {
@@ -922,12 +936,20 @@ impl BlockScratch {
                 compulsory,
                 compulsory_fetches,
                 stored,
+                stored_together,
             });
         }
-        let (compulsory, compulsory_fetches, stored) = self
+        let (compulsory, compulsory_fetches, stored, stored_together) = self
             .unions
             .as_ref()
-            .map(|u| (u.compulsory, u.compulsory_fetches, u.stored))
+            .map(|u| {
+                (
+                    u.compulsory,
+                    u.compulsory_fetches,
+                    u.stored,
+                    u.stored_together,
+                )
+            })
             .expect("computed above");
 
         // Row statistics: the representative block inside the grid, and on small axes the first
@@ -1245,14 +1267,19 @@ impl BlockScratch {
         // fetch's other sectors are mostly missed at the same time (whole rows) or shared with
         // the blocks beside it in the wave.
         let compulsory_fetched = compulsory_fetches * (fetch / s) as f64;
+        // The warps of a block store together; L2 writes back a share of the sectors they
+        // complete only together before the last word arrives (measured by warps per block,
+        // bench/l2-traffic.py): each costs a second write and a fill (HBM has no byte mask).
+        let written_early = stored_together * p.partial_store_loss;
         BlockTotals {
             l2_load_sectors: l2_load,
             dram_load_sectors: compulsory_fetched.max(compulsory)
                 + reused * (1.0 - h)
                 + refetch_total * (1.0 - refetch_hit)
                 + (stored.distinct - stored.full)
-                + 2.0 * rewritten,
-            dram_store_sectors: stored.distinct + rewritten,
+                + 2.0 * rewritten
+                + written_early,
+            dram_store_sectors: stored.distinct + rewritten + written_early,
         }
     }
 }

@@ -24,7 +24,7 @@ use crate::machine::{MachineModel, SetIndex};
 use serde::{Deserialize, Serialize};
 
 /// The memory-system parameters the visitor needs (kept free of `machine` on purpose).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct CacheParams {
     /// Streaming multiprocessors.
@@ -53,12 +53,21 @@ pub struct CacheParams {
     pub line_bytes: usize,
     /// Threads per warp.
     pub warp_size: usize,
+    /// The share of the sectors a block completes in several store instructions that L2 writes
+    /// back before they are complete, for this launch's block (see
+    /// `MachineModel::partial_store_loss`; 0: none).
+    #[serde(default)]
+    pub partial_store_loss: f64,
 }
 
 impl CacheParams {
-    /// The parameters of `machine` for a launch with `blocks_per_sm` resident blocks per SM; the
-    /// L2 capacity is the effective one.
-    pub fn from_machine(machine: &MachineModel, blocks_per_sm: usize) -> CacheParams {
+    /// The parameters of `machine` for a launch of blocks of `threads_per_block` threads with
+    /// `blocks_per_sm` resident blocks per SM; the L2 capacity is the effective one.
+    pub fn from_machine(
+        machine: &MachineModel,
+        threads_per_block: usize,
+        blocks_per_sm: usize,
+    ) -> CacheParams {
         CacheParams {
             sms: machine.sms,
             blocks_per_sm,
@@ -70,6 +79,8 @@ impl CacheParams {
             dram_fetch_bytes: machine.l2_fetch_bytes,
             line_bytes: machine.line_bytes,
             warp_size: machine.warp_size,
+            partial_store_loss: machine
+                .partial_store_share(threads_per_block.div_ceil(machine.warp_size.max(1))),
         }
     }
 
@@ -99,6 +110,12 @@ impl CacheParams {
             return bad(format!(
                 "line_bytes ({}) must hold 1 to 64 sectors of {} bytes",
                 self.line_bytes, self.sector_bytes
+            ));
+        }
+        if !(0.0..=1.0).contains(&self.partial_store_loss) {
+            return bad(format!(
+                "partial_store_loss ({}) must be a share from 0 to 1",
+                self.partial_store_loss
             ));
         }
         if self.line_bytes > 4096 {
@@ -221,6 +238,28 @@ pub fn data_volumes(
     params: &CacheParams,
 ) -> Result<DataVolumes, FootprintError> {
     Estimator::default().estimate(kernel, domain, config, params)
+}
+
+/// The bytes per lattice update L2 writes back early (partly written sectors, see
+/// [`CacheParams::partial_store_loss`]), as the visitor counts them: each is one more DRAM write
+/// and one fill. The simulator's LRU L2 has no such loss and adds these.
+pub fn early_write_backs(
+    kernel: &Kernel,
+    domain: &Domain,
+    config: &LaunchConfig,
+    params: &CacheParams,
+) -> Result<f64, FootprintError> {
+    if params.partial_store_loss == 0.0 {
+        return Ok(0.0);
+    }
+    let none = CacheParams {
+        partial_store_loss: 0.0,
+        ..*params
+    };
+    let mut est = Estimator::default();
+    let with = est.estimate(kernel, domain, config, params)?;
+    let without = est.estimate(kernel, domain, config, &none)?;
+    Ok((with.dram_store - without.dram_store).max(0.0))
 }
 
 /// The minimal volumes: every loaded component read once, every stored one written once (B/LUP).

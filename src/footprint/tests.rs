@@ -17,6 +17,7 @@ fn big() -> CacheParams {
         dram_fetch_bytes: 32,
         line_bytes: 128,
         warp_size: 32,
+        partial_store_loss: 0.0,
     }
 }
 
@@ -211,6 +212,13 @@ fn dram_reads_whole_fetches() {
     assert!(close(two.dram_load, 9.0 * 64.0 / 128.0), "{two:?}");
     assert!(close(one.dram_load, 17.0 * 32.0 / 128.0), "{one:?}");
     assert_eq!((one.l2_load, one.dram_store), (two.l2_load, two.dram_store));
+    // The simulator fetches the same.
+    let sim = simulate(&k, &d, &c, &pairs).unwrap();
+    assert!(close(sim.dram_load, two.dram_load), "{sim:?}");
+    assert!(close(
+        simulate(&k, &d, &c, &big()).unwrap().dram_load,
+        one.dram_load
+    ));
     // Records of 16 f32 (64 B) of which the first 8 are read: one sector per update, in a fetch
     // of two.
     let mut src = Field::scalar("f", Dtype::F32, 0, FieldRole::Input);
@@ -232,6 +240,7 @@ fn dram_reads_whole_fetches() {
         close(one.dram_load, 32.0) && close(two.dram_load, 64.0),
         "{one:?} {two:?}"
     );
+    assert!(close(simulate(&k, &d, &c, &pairs).unwrap().dram_load, 64.0));
     assert!(
         close(one.l2_load, 32.0) && close(two.l2_load, 32.0),
         "{one:?} {two:?}"
@@ -244,6 +253,64 @@ fn dram_reads_whole_fetches() {
         };
         assert!(data_volumes(&k, &d, &c, &p).is_err(), "{bad}");
     }
+}
+
+#[test]
+fn records_stored_word_by_word_lose_a_share_of_their_sectors() {
+    // Measured (`bench/l2-traffic.py`, set `partial`): L2 writes back a share of the sectors a
+    // block's stores complete only together before the last word arrives; each costs a second
+    // write and a fill. Records of 19 f32 written one word per store: every sector holds words
+    // of two or more stores, so all 76 B of a record are at risk; SoA arrays are not.
+    let store_all = |layout| {
+        let mut dst = Field::scalar("f", Dtype::F32, 0, FieldRole::Output);
+        dst.components = 19;
+        dst.layout = layout;
+        let mut k = kernel(
+            Field::scalar("u", Dtype::F32, 0, FieldRole::Input),
+            dst,
+            &[([0; 3], 0)],
+        );
+        let value = k.body[0].value.clone();
+        k.body = (0..19)
+            .map(|q| Assignment {
+                target: Target::Store(acc(1, [0; 3], q)),
+                value: value.clone(),
+            })
+            .collect();
+        k
+    };
+    let (d, c) = (
+        Domain::new3(64, 8, 4),
+        LaunchConfig::new([32, 2, 1], [1; 3]),
+    );
+    let half = CacheParams {
+        partial_store_loss: 0.5,
+        ..big()
+    };
+    let aos = store_all(Layout::Zyxf);
+    let kept = data_volumes(&aos, &d, &c, &big()).unwrap();
+    let lost = data_volumes(&aos, &d, &c, &half).unwrap();
+    assert!(close(kept.dram_store, 76.0), "{kept:?}");
+    assert!(close(lost.dram_store, 76.0 + 38.0), "{lost:?}");
+    assert!(
+        close(lost.dram_load, kept.dram_load + 38.0),
+        "{kept:?} {lost:?}"
+    );
+    assert_eq!(kept.l2_store, lost.l2_store);
+    // The simulator adds the same.
+    let sim = simulate(&aos, &d, &c, &half).unwrap();
+    assert!(close(sim.dram_store, 114.0), "{sim:?}");
+    assert!(close(early_write_backs(&aos, &d, &c, &half).unwrap(), 38.0));
+    let soa = store_all(Layout::Fzyx);
+    let kept = data_volumes(&soa, &d, &c, &big()).unwrap();
+    let lost = data_volumes(&soa, &d, &c, &half).unwrap();
+    assert_eq!(kept, lost);
+    // A share outside [0, 1] is refused.
+    let p = CacheParams {
+        partial_store_loss: 1.5,
+        ..big()
+    };
+    assert!(data_volumes(&aos, &d, &c, &p).is_err());
 }
 
 #[test]
@@ -331,7 +398,7 @@ fn reusing_an_estimator_gives_the_same_volumes() {
     };
     let k = shape_kernel("star", &shape, Dtype::F64, "u", "v");
     let d = Domain::new3(640, 512, 512);
-    let p = CacheParams::from_machine(&crate::spec::load_machine("h100-sxm").unwrap(), 8);
+    let p = CacheParams::from_machine(&crate::spec::load_machine("h100-sxm").unwrap(), 256, 8);
     let mut est = Estimator::default();
     let a = LaunchConfig::new([32, 4, 2], [1, 2, 1]);
     let b = LaunchConfig::new([64, 2, 1], [2, 1, 1]);

@@ -60,6 +60,12 @@ pub struct MachineModel {
     pub l2_fetch_bytes: usize,
     /// L1 line size.
     pub line_bytes: usize,
+    /// The share of the sectors a block completes in several store instructions (the words of
+    /// AoS records) that L2 writes back before they are complete, each then costing a fill and
+    /// a second write: `(warps per block, share)`, warps rising (`bench/l2-traffic.py`, set
+    /// `partial`); empty where not measured (none lost).
+    #[serde(default)]
+    pub partial_store_loss: Vec<(usize, f64)>,
     /// L1 wavefronts (128 B each) an SM processes per cycle.
     pub l1_wavefronts_per_cycle_per_sm: f64,
     /// L2 bandwidth.
@@ -100,6 +106,25 @@ impl MachineModel {
     /// The names of all preset machines.
     pub fn preset_names() -> Vec<&'static str> {
         PRESETS.iter().map(|(n, _)| *n).collect()
+    }
+
+    /// [`MachineModel::partial_store_loss`] at `warps` per block: linear in log2 of the warps
+    /// between the measured points, the nearest point's share outside them.
+    pub fn partial_store_share(&self, warps: usize) -> f64 {
+        let pts = &self.partial_store_loss;
+        let (Some(first), Some(last)) = (pts.first(), pts.last()) else {
+            return 0.0;
+        };
+        if warps <= first.0 {
+            return first.1;
+        }
+        if warps >= last.0 {
+            return last.1;
+        }
+        let k = pts.partition_point(|p| p.0 <= warps);
+        let ((w0, s0), (w1, s1)) = (pts[k - 1], pts[k]);
+        let t = (warps as f64 / w0 as f64).log2() / (w1 as f64 / w0 as f64).log2();
+        s0 + t * (s1 - s0)
     }
 
     /// Bandwidth of L1 wavefronts in bytes per second.
@@ -227,6 +252,21 @@ mod tests {
         assert!(SetIndex::default().is_empty());
         assert_eq!(SetIndex::default().sets(), 1);
         assert_eq!(SetIndex::default().of(12345), 0);
+    }
+
+    #[test]
+    fn partial_store_share_interpolates_in_log_warps() {
+        let mut m = crate::spec::load_machine("h100-sxm").unwrap();
+        m.partial_store_loss = vec![(1, 0.02), (4, 0.04), (32, 0.64)];
+        assert_eq!(m.partial_store_share(1), 0.02);
+        assert!((m.partial_store_share(2) - 0.03).abs() < 1e-12);
+        assert_eq!(m.partial_store_share(4), 0.04);
+        // 8 warps: a third of the way from 4 to 32 in log2.
+        assert!((m.partial_store_share(8) - 0.24).abs() < 1e-12);
+        assert_eq!(m.partial_store_share(32), 0.64);
+        assert_eq!(m.partial_store_share(64), 0.64);
+        m.partial_store_loss.clear();
+        assert_eq!(m.partial_store_share(8), 0.0);
     }
 
     #[test]

@@ -183,7 +183,7 @@ fn evaluate_one(
     if occupancy.blocks_per_sm == 0 {
         return Ok(Err(Illegal::ZeroOccupancy));
     }
-    let cache = CacheParams::from_machine(machine, occupancy.blocks_per_sm);
+    let cache = CacheParams::from_machine(machine, config.threads(), occupancy.blocks_per_sm);
     let volumes = est.estimate_program(&prog, &cache)?;
     Ok(Ok(predict(
         kernel, config, domain, machine, &volumes, occupancy, registers,

@@ -224,6 +224,10 @@ const OPTIONAL_FIGURES: [(&str, &str, f64, f64, bool, f64); 2] = [
 /// one per set-index bit (see [`SetIndex`]).
 const SET_INDEX_KEY: &str = "l1_set_index_masks";
 
+/// The optional figure with the measured loss of partly written sectors: `[warps per block,
+/// share]` pairs (see [`MachineModel::partial_store_loss`]).
+const PARTIAL_STORE_KEY: &str = "partial_store_loss";
+
 /// Loads a preset by name (`h100-sxm`, …) or a machine file by path.
 pub fn load_machine(name_or_path: &str) -> Result<MachineModel, MachineError> {
     if let Some(text) = preset_text(name_or_path) {
@@ -259,7 +263,13 @@ pub fn parse_machine(text: &str, file: &str) -> Result<MachineModel, MachineErro
         .iter()
         .map(|f| f.0)
         .chain(OPTIONAL_FIGURES.iter().map(|f| f.0))
-        .chain(["name", "description", "sources", SET_INDEX_KEY])
+        .chain([
+            "name",
+            "description",
+            "sources",
+            SET_INDEX_KEY,
+            PARTIAL_STORE_KEY,
+        ])
         .collect();
     for (k, v) in &table {
         if !known.contains(k.as_str()) {
@@ -362,6 +372,35 @@ pub fn parse_machine(text: &str, file: &str) -> Result<MachineModel, MachineErro
             index
         }
     };
+    let partial_store_loss = match table.get(PARTIAL_STORE_KEY) {
+        None => Vec::new(),
+        Some(v) => {
+            let valid = "an array of [warps per block, share] pairs, warps rising from 1 to 32 \
+                         and each share from 0 to 1, e.g. [[1, 0.02], [8, 0.09], [32, 0.63]]";
+            let pairs: Option<Vec<(usize, f64)>> = match v.get_ref() {
+                toml::Value::Array(a) if !a.is_empty() => a
+                    .iter()
+                    .map(|p| match p.as_array().map(|p| p.as_slice()) {
+                        Some([w, s]) => {
+                            let w = w.as_integer().filter(|&w| (1..=32).contains(&w))?;
+                            let s = s
+                                .as_float()
+                                .or_else(|| s.as_integer().map(|i| i as f64))
+                                .filter(|s| (0.0..=1.0).contains(s))?;
+                            Some((w as usize, s))
+                        }
+                        _ => None,
+                    })
+                    .collect(),
+                _ => None,
+            };
+            let pairs = pairs
+                .filter(|p| p.windows(2).all(|w| w[0].0 < w[1].0))
+                .ok_or_else(|| absurd(PARTIAL_STORE_KEY, v, valid.into()))?;
+            sourced(PARTIAL_STORE_KEY, v)?;
+            pairs
+        }
+    };
     let u = |k: &str| values[k] as usize;
     let f = |k: &str| values[k];
     let m = MachineModel {
@@ -383,6 +422,7 @@ pub fn parse_machine(text: &str, file: &str) -> Result<MachineModel, MachineErro
             b => b,
         },
         line_bytes: u("line_bytes"),
+        partial_store_loss,
         l1_wavefronts_per_cycle_per_sm: f("l1_wavefronts_per_cycle_per_sm"),
         l2_bandwidth: f("l2_bandwidth"),
         dram_bandwidth: f("dram_bandwidth"),
@@ -568,6 +608,33 @@ mod tests {
         )
         .unwrap();
         assert_eq!(m.l2_fetch_bytes, 32);
+        // The loss of partly written sectors: rising warps, shares from 0 to 1, with a source.
+        let line = text
+            .lines()
+            .find(|l| l.starts_with("partial_store_loss = [["))
+            .unwrap();
+        for (bad, why) in [
+            ("[[8, 0.1], [4, 0.2]]", "warps rising"),
+            ("[[1, 1.5]]", "from 0 to 1"),
+            ("[[0, 0.1]]", "from 1 to 32"),
+            ("[[1, 0.1, 2]]", "pairs"),
+            ("[]", "pairs"),
+            ("0.3", "pairs"),
+        ] {
+            let t = text.replace(line, &format!("partial_store_loss = {bad}"));
+            let e = parse_machine(&t, "m.toml").unwrap_err();
+            assert!(
+                e.to_string().contains(why) && e.to_string().starts_with("m.toml:19:"),
+                "{bad}: {e}"
+            );
+        }
+        let t: String = text
+            .lines()
+            .filter(|l| !l.starts_with("partial_store_loss = \""))
+            .map(|l| format!("{l}\n"))
+            .collect();
+        let e = parse_machine(&t, "m.toml").unwrap_err();
+        assert!(matches!(e, MachineError::MissingSource { .. }), "{e}");
         let e = parse_machine(&format!("smz = 3\n{text}"), "m.toml").unwrap_err();
         assert!(matches!(e, MachineError::UnknownKey { .. }), "{e}");
         let e = parse_machine("sms = [", "m.toml").unwrap_err();
