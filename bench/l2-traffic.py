@@ -27,6 +27,13 @@ isolates one candidate, over buffers well beyond the L2, with every other sector
   time) or by K warps of one block of 256 threads (`warps`: one SM), each thread storing one word.
 - `pieces K/MODE/L` (the set `partial`) with L > 0: each thread first reads L words streamed from
   another buffer (L2 read pressure between the pieces, as a stencil's loads are).
+- `reread MB/MAPPING` (the set `capacity`): a buffer of MB MiB read twice by every SM, each block
+  a contiguous chunk, with no flush in between; only the second pass is profiled. Its DRAM reads
+  over the buffer are the L2 misses of a cyclic scan of that size: where they rise is the
+  capacity a sweep sees. MAPPING `same`: each block rereads its own chunk (on the same SM, as a
+  rule); `shifted`: the chunk that a block half the grid away read (another SM, often in the other
+  half of the L2); `twice`: every chunk read by two blocks a wave apart in both passes (two SMs,
+  as the sectors a stencil's neighbouring blocks share: a copy near each, if the L2 keeps one).
 - `copy B` (the set `partial`): the records read from one buffer and written to another, as the
   AoS kernel does (19 loads, then 19 stores): how near its bursts of stores come to the paced ones.
 
@@ -34,7 +41,7 @@ Every launch is checked (stores: the buffer's content; reads: the sum) before it
 Nsight Compute (`--clock-control none`, caches flushed before each launch) reads the L2's
 sectors from the L1s and the DRAM bytes.
 
-usage (GPU, CuPy, ncu): bench/l2-traffic.py measure OUT.json [traffic|partial]
+usage (GPU, CuPy, ncu): bench/l2-traffic.py measure OUT.json [traffic|partial|capacity]
                          bench/l2-traffic.py summary OUT.json
 """
 import json
@@ -117,6 +124,26 @@ extern "C" __global__ void pieces(float* __restrict__ a, int k, int by_warps,
     }
     a[sector * 8 + word] = sum == (float)loads ? 3.0f : 0.0f;
 }
+__device__ void scan(const float4* __restrict__ a, long long per, int shift, int chunks, float* out)
+{
+    const long long b = (blockIdx.x + shift) % chunks;
+    float s = 0.0f;
+    int n = 0;
+    for (long long i = threadIdx.x; i < per; i += blockDim.x, ++n) {
+        const float4 v = a[b * per + i];
+        s += v.x + v.y + v.z + v.w;
+    }
+    if (s != 4.0f * n) atomicAdd(out, 1.0f);
+}
+extern "C" __global__ void warm(const float4* __restrict__ a, long long per, int chunks, float* out)
+{
+    scan(a, per, 0, chunks, out);
+}
+extern "C" __global__ void reread(const float4* __restrict__ a, long long per, int shift, int chunks,
+                                  float* out)
+{
+    scan(a, per, shift, chunks, out);
+}
 extern "C" __global__ void copy(const float* __restrict__ a, float* __restrict__ b, int n)
 {
     const long long r = record_of(n) * Q;
@@ -151,9 +178,17 @@ BLOCKS = [(8, 8, 16), (4, 16, 16), (16, 8, 8), (16, 64, 1), (32, 4, 2), (64, 2, 
           (256, 1, 1), (256, 4, 1), (32, 1, 1)]
 
 
+READ_BLOCKS_PER_SM = 8  # reread: blocks of 256 threads, all resident
+
+
 def plan(which):
     """One dict per launch, in launch order."""
     pts = []
+    if which == "capacity":
+        for mapping in ("same", "shifted", "twice"):
+            for mb in (8, 12, 16, 20, 24, 28, 32, 36, 40, 44, 48, 56, 64, 96):
+                pts.append({"probe": "reread", "mb": mb, "mapping": mapping})
+        return pts
     if which == "partial":
         # Data written meanwhile: warps per SM from 1 to 64, in blocks of one warp and in one block.
         for w in (1, 2, 4, 8, 16, 32, 64):
@@ -222,6 +257,20 @@ def launch(plan_path):
                     and bool(cp.all(view[:, pt["words"]:] == 1.0))):
                 sys.exit(f"scatter {pt}: wrong words written")
             big.fill(1.0)
+        elif kind == "reread":
+            chunks = sms * READ_BLOCKS_PER_SM
+            per = pt["mb"] * (1 << 20) // 16 // chunks
+            buf = big[:per * chunks * 4]
+            # `twice`: two blocks a grid's worth of chunks apart read each chunk, in both passes.
+            grid = 2 * chunks if pt["mapping"] == "twice" else chunks
+            out.fill(0.0)
+            mod.get_function("warm")((grid,), (256,), (buf, cp.int64(per), cp.int32(chunks), out))
+            shift = chunks // 2 if pt["mapping"] == "shifted" else 0
+            mod.get_function("reread")((grid,), (256,), (buf, cp.int64(per), cp.int32(shift),
+                                                         cp.int32(chunks), out))
+            rt.deviceSynchronize()
+            if float(out[0]) != 0.0:
+                sys.exit(f"reread {pt}: read something other than the ones written")
         elif kind == "pieces":
             # Written into the records' buffer, read (all ones) from the big one.
             dst = rec[:SECTORS * 8]
@@ -289,9 +338,16 @@ def measure(out_path, which):
         plan_path = os.path.join(tmp, "plan.json")
         json.dump({"points": points}, open(plan_path, "w"))
         log = os.path.join(tmp, "ncu.csv")
+        # The capacity set profiles the second pass only and must not flush before it; ncu
+        # replays the whole process for each pass of metrics, so that every pass finds the L2
+        # as the first left it (kernel replay restores memory in between).
+        cache, replay, names = (
+            ("none", "application", "reread") if which == "capacity" else
+            ("all", "kernel", "gather|scatter|records|records_read|soa_store|paced|copy|pieces"))
         run = subprocess.run(
-            ["ncu", "--clock-control", "none", "--cache-control", "all", "--kernel-name",
-             "regex:^(gather|scatter|records|records_read|soa_store|paced|copy|pieces)$", "--metrics",
+            ["ncu", "--clock-control", "none", "--cache-control", cache, "--replay-mode", replay,
+             "--kernel-name",
+             f"regex:^({names})$", "--metrics",
              ",".join(METRICS), "--csv", "--page", "raw", "--print-units", "base",
              "--log-file", log, sys.executable, os.path.abspath(__file__), "launch", plan_path],
             check=True, capture_output=True, text=True)
@@ -299,7 +355,7 @@ def measure(out_path, which):
         rows = [r for r in ncu_rows(open(log).read())
                 if r["Kernel Name"].split("(")[0] in ("gather", "scatter", "records",
                                                        "records_read", "soa_store", "paced", "copy",
-                                                       "pieces")]
+                                                       "pieces", "reread")]
     if len(rows) != len(points):
         sys.exit(f"ncu recorded {len(rows)} probe launches, expected {len(points)}")
     results = []
@@ -309,6 +365,10 @@ def measure(out_path, which):
             pt["units"], pt["unit_bytes"] = SECTORS, 32
         elif pt["probe"] == "paced":
             pt["units"], pt["unit_bytes"] = PACED_CELLS, 4 * Q
+        elif pt["probe"] == "reread":
+            sms = cp.cuda.Device().attributes["MultiProcessorCount"]
+            grid = sms * READ_BLOCKS_PER_SM
+            pt["units"], pt["unit_bytes"] = pt["mb"] * (1 << 20) // 16 // grid * grid * 16, 1
         else:
             pt["units"], pt["unit_bytes"] = EDGE ** 3, 4 * Q
         results.append({**pt, "counters": m})
@@ -323,7 +383,8 @@ def summary(path):
     print(f"# L2 to DRAM traffic probes on the {d['device']} (issue 8)\n")
     print(f"Measured {d['date'][:10]}, driver {d['driver']}, default "
           f"`cudaLimitMaxL2FetchGranularity` {d['default_fetch_limit']} B. Per unit (a sector for "
-          "gather and scatter, a 76-byte record for the others), in bytes; `L2 rd`/`L2 wr` are the "
+          "gather, scatter and pieces, a byte of the buffer for reread, a 76-byte record for the "
+          "others), in bytes; `L2 rd`/`L2 wr` are the "
           "sectors from the L1s times 32.\n")
     print("| probe | setting | L2 rd | L2 rd miss | L2 wr | L2 wr miss | DRAM rd | DRAM wr | time |")
     print("|---|---|---|---|---|---|---|---|---|")
@@ -334,6 +395,8 @@ def summary(path):
             setting = f"stride {r['stride']} B, fetch limit {lim}"
         elif r["probe"] == "scatter":
             setting = f"{r['words']} words every {r['stride']} B"
+        elif r["probe"] == "reread":
+            setting = f"{r['mb']} MiB, {r['mapping']} blocks"
         elif r["probe"] == "pieces":
             setting = f"{r['pieces']} pieces per sector, by {r['mode']}, {r.get('loads', 0)} loads first"
         elif r["probe"] == "paced":
@@ -358,8 +421,8 @@ def main():
         launch(args[1])
     elif len(args) in (2, 3) and args[0] == "measure":
         which = args[2] if len(args) == 3 else "traffic"
-        if which not in ("traffic", "partial"):
-            sys.exit(f"the probe set is traffic or partial, not {which}")
+        if which not in ("traffic", "partial", "capacity"):
+            sys.exit(f"the probe set is traffic, partial or capacity, not {which}")
         measure(args[1], which)
     elif len(args) == 2 and args[0] == "summary":
         summary(args[1])

@@ -48,14 +48,27 @@ if [ "$GPU" = h200 ]; then
   run star3d_r4-f64-carveout100-l1-28k star3d_r4-f64-carveout100 "$HERE/bench/counters/h200-l1-28k.toml" 256,256,256 "$STAR" --dtype f64
   SWEEPS="$SWEEPS star3d_r4-f64-768-full-l2 star3d_r4-f64-carveout100-l1-28k"
 fi
+# Every sweep again with L2's measured misses by reuse distance in place of the step (an
+# experiment file: the presets keep the step).
+CURVE=$HERE/bench/counters/$GPU-reuse-curve.toml
+run star3d_r4-f64-reuse-curve star3d_r4-f64 "$CURVE" 256,256,256 "$STAR" --dtype f64
+run box3d_r1-f32-reuse-curve box3d_r1-f32 "$CURVE" 256,256,256 "$HERE/stencils/box3d_r1.toml" --dtype f32
+run d3q19_srt_pull-soa-reuse-curve d3q19_srt_pull-soa "$CURVE" 256,256,256 "$SOA"
+run d3q19_srt_pull-aos-reuse-curve d3q19_srt_pull-aos "$CURVE" 256,256,256 "$HERE/bench/counters/d3q19_srt_pull_aos.toml"
+run star3d_r4-f64-768-reuse-curve star3d_r4-f64-768 "$CURVE" 768,768,64 "$STAR" --dtype f64
+run star3d_r4-f64-carveout100-reuse-curve star3d_r4-f64-carveout100 "$CURVE" 256,256,256 "$STAR" --dtype f64
+run star3d_r4-f64-carveout0-reuse-curve star3d_r4-f64-carveout0 "$CURVE" 256,256,256 "$STAR" --dtype f64
+SWEEPS="$SWEEPS star3d_r4-f64-reuse-curve box3d_r1-f32-reuse-curve d3q19_srt_pull-soa-reuse-curve
+  d3q19_srt_pull-aos-reuse-curve star3d_r4-f64-768-reuse-curve star3d_r4-f64-carveout100-reuse-curve
+  star3d_r4-f64-carveout0-reuse-curve"
 python3 - "$OUT" $SWEEPS <<'EOF'
 import json, sys
 from pathlib import Path
 LEVELS = ["l1_load_requests", "l1_wavefronts", "l2_load", "l2_store", "dram_load", "dram_store"]
 SHORT = ["L1req", "L1wf", "L2ld", "L2st", "DRld", "DRst"]
 out = Path(sys.argv[1])
-print(f"{'sweep':34} {'n':>3}  " + "  ".join(f"{s:>27}" for s in SHORT))
-print(f"{'':34} {'':>3}  " + "  ".join(f"{'in10% med/p90/max abs':>27}" for _ in SHORT))
+print(f"{'sweep':38} {'n':>3}  " + "  ".join(f"{s:>27}" for s in SHORT))
+print(f"{'':38} {'':>3}  " + "  ".join(f"{'in10% med/p90/max abs':>27}" for _ in SHORT))
 for f in sys.argv[2:]:
     s = json.load(open(out / f"{f}.json"))
     cells = []
@@ -63,5 +76,5 @@ for f in sys.argv[2:]:
         e = next(x for x in s["summary"] if x["level"] == lv)
         cells.append(f"{e['within_tolerance']*100:3.0f}% {e['median_abs']*100:5.1f}/"
                      f"{e['p90_abs']*100:5.1f}/{e['max_abs']*100:6.1f}")
-    print(f"{f:34} {len(s['records']):3}  " + "  ".join(f"{c:>27}" for c in cells))
+    print(f"{f:38} {len(s['records']):3}  " + "  ".join(f"{c:>27}" for c in cells))
 EOF

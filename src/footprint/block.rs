@@ -22,7 +22,8 @@
 //! miss L2, plus reads of partly written sectors. Every access of a sector after its first
 //! is *linked* to the previous access in time, by any block: an earlier block in an earlier wave,
 //! or a block of the same wave at an earlier step. It hits if the distinct sectors the machine
-//! moved through L2 in between stay below the L2 capacity. That volume is counted from real
+//! moved through L2 in between stay below the L2 capacity (where the machine gives L2's measured
+//! misses by reuse distance, it hits with the measured share instead). That volume is counted from real
 //! positions: every block of a wave streams the average block's L2 accesses (first touches per
 //! step, store instructions, re-fetches); a sector accessed several times inside the window counts
 //! once, so the links lying inside the window are subtracted. Re-fetches are linked within their
@@ -1207,15 +1208,24 @@ impl BlockScratch {
         }
         win.finish();
         let l2 = p.l2_bytes as f64 / s as f64;
-        let hit = |c: &Link| -> f64 {
-            let d = win.distance(
+        let distance = |c: &Link| -> f64 {
+            win.distance(
                 c.m,
                 c.then as usize,
                 c.now as usize,
                 c.rest as f64,
                 c.part as f64,
-            );
-            f64::from(u8::from(d < l2))
+            )
+        };
+        // A reuse hits with the machine's measured share at its distance, where known (reads of
+        // clean sectors, `bench/l2-traffic.py` set `capacity`); else L2 is an LRU of its
+        // effective capacity.
+        let hit = |c: &Link| -> f64 {
+            let d = distance(c);
+            match p.l2_reuse_misses.share_at(d * s as f64) {
+                Some(miss) => 1.0 - miss,
+                None => f64::from(u8::from(d < l2)),
+            }
         };
         let h = if linked > 0.0 {
             self.pass
@@ -1254,12 +1264,13 @@ impl BlockScratch {
             1.0
         };
         // A sector L2 evicts between two of its writes is written twice; both parts are partial,
-        // so each costs a read as well.
+        // so each costs a read as well. Nothing measured how long L2 keeps a partly written
+        // sector, so it is kept as in an LRU of the effective capacity.
         let rewritten = self
             .pass
             .write_pairs
             .iter()
-            .map(|c| c.sectors * (1.0 - hit(c)))
+            .map(|c| c.sectors * f64::from(u8::from(distance(c) >= l2)))
             .sum::<f64>()
             * nblocks as f64;
         // L2 reads the aligned fetch of `fetch` bytes around a sector it misses: the compulsory

@@ -23,6 +23,63 @@ use crate::ir::{AccessKind, Domain, Kernel};
 use crate::machine::{MachineModel, SetIndex};
 use serde::{Deserialize, Serialize};
 
+/// Most points of a [`ReuseMisses`] curve.
+pub const REUSE_POINTS: usize = 16;
+
+/// The share of sectors L2 misses when they are used again after a given number of distinct
+/// bytes moved through it (the reuse distance), measured by a cyclic scan on the GPU
+/// (`bench/l2-traffic.py`, set `capacity`); linear between the points, flat beyond them.
+/// Empty: L2 is an LRU cache of `CacheParams::l2_bytes` (a step).
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
+pub struct ReuseMisses {
+    /// `(bytes, share)`, bytes rising; the first `len` are used.
+    points: [(f64, f64); REUSE_POINTS],
+    len: usize,
+}
+
+impl ReuseMisses {
+    /// The curve through `points` (`(bytes, share)`): at most [`REUSE_POINTS`], bytes rising from
+    /// 0 up, shares from 0 to 1.
+    pub fn new(points: &[(f64, f64)]) -> Result<ReuseMisses, String> {
+        if points.len() > REUSE_POINTS {
+            return Err(format!("{} points, at most {REUSE_POINTS}", points.len()));
+        }
+        if points
+            .iter()
+            .any(|p| p.0.is_nan() || p.0 < 0.0 || !(0.0..=1.0).contains(&p.1))
+        {
+            return Err("distances must be at least 0 and shares from 0 to 1".into());
+        }
+        if points.windows(2).any(|w| w[0].0 >= w[1].0) {
+            return Err("distances must rise from point to point".into());
+        }
+        let mut c = ReuseMisses::default();
+        c.points[..points.len()].copy_from_slice(points);
+        c.len = points.len();
+        Ok(c)
+    }
+
+    /// The measured share at a reuse distance of `bytes`; `None` without a curve.
+    pub fn share_at(&self, bytes: f64) -> Option<f64> {
+        let pts = &self.points[..self.len];
+        let (first, last) = (pts.first()?, pts.last()?);
+        if bytes <= first.0 {
+            return Some(first.1);
+        }
+        if bytes >= last.0 {
+            return Some(last.1);
+        }
+        let k = pts.partition_point(|p| p.0 <= bytes);
+        let ((x0, y0), (x1, y1)) = (pts[k - 1], pts[k]);
+        Some(y0 + (bytes - x0) / (x1 - x0) * (y1 - y0))
+    }
+
+    /// Whether there is no curve (L2 is then a step at its capacity).
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+}
+
 /// The memory-system parameters the visitor needs (kept free of `machine` on purpose).
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -43,6 +100,10 @@ pub struct CacheParams {
     pub l1_set_index: SetIndex,
     /// Effective L2 bytes (the half a single SM's data lives in, on split-L2 parts).
     pub l2_bytes: usize,
+    /// The measured misses of reuses by distance, where known; the visitor uses them in place
+    /// of a step at `l2_bytes` (the simulator's LRU L2 keeps `l2_bytes`).
+    #[serde(default)]
+    pub l2_reuse_misses: ReuseMisses,
     /// Sector size in bytes (32 on NVIDIA).
     pub sector_bytes: usize,
     /// Bytes L2 reads from DRAM per read miss, the aligned group around the sector (0: one
@@ -75,6 +136,7 @@ impl CacheParams {
             l1_conflict_ways: machine.l1_conflict_ways,
             l1_set_index: machine.l1_set_index,
             l2_bytes: machine.l2_effective_bytes,
+            l2_reuse_misses: machine.l2_reuse_curve(),
             sector_bytes: machine.sector_bytes,
             dram_fetch_bytes: machine.l2_fetch_bytes,
             line_bytes: machine.line_bytes,

@@ -13,6 +13,7 @@ fn big() -> CacheParams {
         l1_conflict_ways: 0,
         l1_set_index: Default::default(),
         l2_bytes: 256 << 20,
+        l2_reuse_misses: Default::default(),
         sector_bytes: 32,
         dram_fetch_bytes: 32,
         line_bytes: 128,
@@ -253,6 +254,66 @@ fn dram_reads_whole_fetches() {
         };
         assert!(data_volumes(&k, &d, &c, &p).is_err(), "{bad}");
     }
+}
+
+#[test]
+fn measured_reuse_misses_replace_the_capacity_step() {
+    // A star whose rows are reused by the blocks beside it, through L2 (L1 holds 4 lines).
+    let k = kernel(
+        Field::scalar("u", Dtype::F32, 1, FieldRole::Input),
+        Field::scalar("v", Dtype::F32, 0, FieldRole::Output),
+        &[
+            ([0, 0, 0], 0),
+            ([0, -1, 0], 0),
+            ([0, 1, 0], 0),
+            ([0, 0, -1], 0),
+            ([0, 0, 1], 0),
+        ],
+    );
+    let (d, c) = (
+        Domain::new3(64, 32, 32),
+        LaunchConfig::new([32, 4, 1], [1; 3]),
+    );
+    let with = |points: &[(f64, f64)]| {
+        let p = CacheParams {
+            l2_reuse_misses: ReuseMisses::new(points).unwrap(),
+            ..four_sms_with_l1(4)
+        };
+        data_volumes(&k, &d, &c, &p).unwrap()
+    };
+    let step = data_volumes(&k, &d, &c, &four_sms_with_l1(4)).unwrap();
+    let (none, all, half) = (
+        with(&[(0.0, 0.0)]),
+        with(&[(0.0, 1.0)]),
+        with(&[(0.0, 0.5)]),
+    );
+    // No misses: as the step of an L2 that holds everything; every reuse missed: the footprints.
+    assert!(close(none.dram_load, step.dram_load), "{none:?} {step:?}");
+    assert!(all.dram_load > 1.5 * none.dram_load, "{none:?} {all:?}");
+    assert!(
+        close(half.dram_load, (none.dram_load + all.dram_load) / 2.0),
+        "{half:?}"
+    );
+    // Only DRAM load moves.
+    assert_eq!(
+        (none.l2_load, none.dram_store),
+        (all.l2_load, all.dram_store)
+    );
+}
+
+#[test]
+fn reuse_miss_curves_interpolate_and_refuse_bad_points() {
+    let c = ReuseMisses::new(&[(0.0, 0.0), (10.0, 0.2), (20.0, 1.0)]).unwrap();
+    assert_eq!(c.share_at(0.0), Some(0.0));
+    assert!((c.share_at(5.0).unwrap() - 0.1).abs() < 1e-12);
+    assert!((c.share_at(15.0).unwrap() - 0.6).abs() < 1e-12);
+    assert_eq!(c.share_at(50.0), Some(1.0));
+    assert_eq!(ReuseMisses::default().share_at(5.0), None);
+    assert!(ReuseMisses::default().is_empty());
+    assert!(ReuseMisses::new(&[(10.0, 0.1), (5.0, 0.2)]).is_err());
+    assert!(ReuseMisses::new(&[(0.0, 1.5)]).is_err());
+    assert!(ReuseMisses::new(&[(-1.0, 0.5)]).is_err());
+    assert!(ReuseMisses::new(&[(0.0, 0.0); 17]).is_err());
 }
 
 #[test]

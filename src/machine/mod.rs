@@ -53,6 +53,11 @@ pub struct MachineModel {
     pub l2_bytes: usize,
     /// L2 capacity a single SM's data effectively sees (half on split-L2 parts).
     pub l2_effective_bytes: usize,
+    /// The share of sectors L2 misses on reuse after a distance of so many MiB of distinct
+    /// traffic, `(MiB, share)`, MiB rising (`bench/l2-traffic.py`, set `capacity`); empty where
+    /// not measured (L2 is then a step at `l2_effective_bytes`).
+    #[serde(default)]
+    pub l2_reuse_misses: Vec<(f64, f64)>,
     /// Sector size (transfer granularity between L1 and L2, L2 and DRAM).
     pub sector_bytes: usize,
     /// What L2 reads from DRAM on a read miss: the aligned group of sectors of this size around
@@ -106,6 +111,17 @@ impl MachineModel {
     /// The names of all preset machines.
     pub fn preset_names() -> Vec<&'static str> {
         PRESETS.iter().map(|(n, _)| *n).collect()
+    }
+
+    /// [`MachineModel::l2_reuse_misses`] in bytes, as the visitor takes it (checked when the
+    /// file is read; an unchecked model that breaks its rules gets no curve).
+    pub fn l2_reuse_curve(&self) -> crate::footprint::ReuseMisses {
+        let pts: Vec<(f64, f64)> = self
+            .l2_reuse_misses
+            .iter()
+            .map(|&(mib, share)| (mib * (1u64 << 20) as f64, share))
+            .collect();
+        crate::footprint::ReuseMisses::new(&pts).unwrap_or_default()
     }
 
     /// [`MachineModel::partial_store_loss`] at `warps` per block: linear in log2 of the warps

@@ -224,6 +224,10 @@ const OPTIONAL_FIGURES: [(&str, &str, f64, f64, bool, f64); 2] = [
 /// one per set-index bit (see [`SetIndex`]).
 const SET_INDEX_KEY: &str = "l1_set_index_masks";
 
+/// The optional figure with L2's measured misses by reuse distance: `[MiB, share]` pairs (see
+/// [`MachineModel::l2_reuse_misses`]).
+const REUSE_KEY: &str = "l2_reuse_misses";
+
 /// The optional figure with the measured loss of partly written sectors: `[warps per block,
 /// share]` pairs (see [`MachineModel::partial_store_loss`]).
 const PARTIAL_STORE_KEY: &str = "partial_store_loss";
@@ -269,6 +273,7 @@ pub fn parse_machine(text: &str, file: &str) -> Result<MachineModel, MachineErro
             "sources",
             SET_INDEX_KEY,
             PARTIAL_STORE_KEY,
+            REUSE_KEY,
         ])
         .collect();
     for (k, v) in &table {
@@ -401,6 +406,36 @@ pub fn parse_machine(text: &str, file: &str) -> Result<MachineModel, MachineErro
             pairs
         }
     };
+    let l2_reuse_misses = match table.get(REUSE_KEY) {
+        None => Vec::new(),
+        Some(v) => {
+            let valid = "an array of [MiB, share] pairs, at most 16, MiB rising from 0 up and \
+                         each share from 0 to 1, e.g. [[0, 0.0], [28, 0.08], [48, 0.97]]";
+            let number =
+                |x: &toml::Value| x.as_float().or_else(|| x.as_integer().map(|i| i as f64));
+            let pairs: Option<Vec<(f64, f64)>> = match v.get_ref() {
+                toml::Value::Array(a) if !a.is_empty() => a
+                    .iter()
+                    .map(|p| match p.as_array().map(|p| p.as_slice()) {
+                        Some([d, s]) => Some((number(d)?, number(s)?)),
+                        _ => None,
+                    })
+                    .collect(),
+                _ => None,
+            };
+            let pairs = pairs
+                .filter(|p| {
+                    let bytes: Vec<(f64, f64)> = p
+                        .iter()
+                        .map(|&(d, s)| (d * (1u64 << 20) as f64, s))
+                        .collect();
+                    crate::footprint::ReuseMisses::new(&bytes).is_ok()
+                })
+                .ok_or_else(|| absurd(REUSE_KEY, v, valid.into()))?;
+            sourced(REUSE_KEY, v)?;
+            pairs
+        }
+    };
     let u = |k: &str| values[k] as usize;
     let f = |k: &str| values[k];
     let m = MachineModel {
@@ -416,6 +451,7 @@ pub fn parse_machine(text: &str, file: &str) -> Result<MachineModel, MachineErro
         l1_set_index,
         l2_bytes: u("l2_bytes"),
         l2_effective_bytes: u("l2_effective_bytes"),
+        l2_reuse_misses,
         sector_bytes: u("sector_bytes"),
         l2_fetch_bytes: match u("l2_fetch_bytes") {
             0 => u("sector_bytes"),
@@ -635,6 +671,38 @@ mod tests {
             .collect();
         let e = parse_machine(&t, "m.toml").unwrap_err();
         assert!(matches!(e, MachineError::MissingSource { .. }), "{e}");
+        // L2's misses by reuse distance (the experiment file that carries them): MiB rising,
+        // shares from 0 to 1, at most 16 points.
+        let text = include_str!("../../bench/counters/h100-reuse-curve.toml");
+        let line = text
+            .lines()
+            .find(|l| l.starts_with("l2_reuse_misses = [["))
+            .unwrap();
+        for bad in [
+            "[[10, 0.1], [5, 0.2]]",
+            "[[0, 1.5]]",
+            "[[-1, 0.5]]",
+            "[[0, 0.1, 2]]",
+            "[]",
+            "[[0, \"a\"]]",
+        ] {
+            let t = text.replace(line, &format!("l2_reuse_misses = {bad}"));
+            let e = parse_machine(&t, "m.toml").unwrap_err();
+            assert!(
+                e.to_string().contains("[MiB, share] pairs")
+                    && e.to_string().starts_with("m.toml:20:"),
+                "{bad}: {e}"
+            );
+        }
+        let h200 = include_str!("../../bench/counters/h200-reuse-curve.toml");
+        assert!(!parse_machine(h200, "h200.toml")
+            .unwrap()
+            .l2_reuse_curve()
+            .is_empty());
+        let m = parse_machine(text, "m.toml").unwrap();
+        assert_eq!(m.l2_reuse_misses.first(), Some(&(0.0, 0.0)));
+        assert!(!m.l2_reuse_curve().is_empty());
+        assert_eq!(m.l2_reuse_curve().share_at(64.0 * 1048576.0), Some(1.0));
         let e = parse_machine(&format!("smz = 3\n{text}"), "m.toml").unwrap_err();
         assert!(matches!(e, MachineError::UnknownKey { .. }), "{e}");
         let e = parse_machine("sms = [", "m.toml").unwrap_err();

@@ -185,6 +185,7 @@ pub fn params(l2_bytes: usize) -> CacheParams {
         l1_conflict_ways: 0,
         l1_set_index: Default::default(),
         l2_bytes,
+        l2_reuse_misses: Default::default(),
         sector_bytes: 32,
         dram_fetch_bytes: 32,
         line_bytes: 128,
