@@ -94,8 +94,10 @@ _MACHINES = {}
 def machine(s):
     name = s["machine"]
     if name not in _MACHINES:
+        # A preset's name, or the path of a machine file (`bench summarize --machine FILE`).
         here = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "machines")
-        with open(os.path.join(here, name + ".toml"), "rb") as f:
+        path = name if name.endswith(".toml") else os.path.join(here, name + ".toml")
+        with open(path, "rb") as f:
             _MACHINES[name] = tomllib.load(f)
     return _MACHINES[name]
 
