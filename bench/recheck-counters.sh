@@ -42,6 +42,12 @@ run star3d_r4-f64-carveout100 star3d_r4-f64-carveout100 $M 256,256,256 "$STAR" -
 run star3d_r4-f64-carveout0 star3d_r4-f64-carveout0 $M 256,256,256 "$STAR" --dtype f64
 SWEEPS="star3d_r4-f64 box3d_r1-f32 d3q19_srt_pull-soa d3q19_srt_pull-aos star3d_r4-f64-768
   star3d_r4-f64-carveout100 star3d_r4-f64-carveout0"
+if [ "$GPU" = h100 ]; then
+  # An out-of-sample AoS sweep taken after the partly-written-sector rule (seed 7 and 8 unfolded
+  # blocks of 4 to 32 warps, raw/d3q19_srt_pull-aos-oos-extra.txt).
+  run d3q19_srt_pull-aos-oos d3q19_srt_pull-aos-oos $M 256,256,256 "$HERE/bench/counters/d3q19_srt_pull_aos.toml"
+  SWEEPS="$SWEEPS d3q19_srt_pull-aos-oos"
+fi
 if [ "$GPU" = h200 ]; then
   # The machine-file experiments of the H200 run (whole L2 effective; the 28 KiB L1 of carve-out 100 %).
   run star3d_r4-f64-768-full-l2 star3d_r4-f64-768 "$HERE/bench/counters/h200-full-l2.toml" 768,768,64 "$STAR" --dtype f64
