@@ -46,7 +46,10 @@ if [ "$GPU" = h100 ]; then
   # An out-of-sample AoS sweep taken after the partly-written-sector rule (seed 7 and 8 unfolded
   # blocks of 4 to 32 warps, raw/d3q19_srt_pull-aos-oos-extra.txt).
   run d3q19_srt_pull-aos-oos d3q19_srt_pull-aos-oos $M 256,256,256 "$HERE/bench/counters/d3q19_srt_pull_aos.toml"
-  SWEEPS="$SWEEPS d3q19_srt_pull-aos-oos"
+  # The top 6 of the step and of the reuse curve for the timed star3d_r4 f64 CUDA sweep (512^3),
+  # and its 3 fastest (raw/star3d_r4-f64-512-top-configs.txt).
+  run star3d_r4-f64-512-top star3d_r4-f64-512-top $M 512,512,512 "$STAR" --dtype f64
+  SWEEPS="$SWEEPS d3q19_srt_pull-aos-oos star3d_r4-f64-512-top"
 fi
 if [ "$GPU" = h200 ]; then
   # The machine-file experiments of the H200 run (whole L2 effective; the 28 KiB L1 of carve-out 100 %).
@@ -64,6 +67,10 @@ run d3q19_srt_pull-aos-reuse-curve d3q19_srt_pull-aos "$CURVE" 256,256,256 "$HER
 run star3d_r4-f64-768-reuse-curve star3d_r4-f64-768 "$CURVE" 768,768,64 "$STAR" --dtype f64
 run star3d_r4-f64-carveout100-reuse-curve star3d_r4-f64-carveout100 "$CURVE" 256,256,256 "$STAR" --dtype f64
 run star3d_r4-f64-carveout0-reuse-curve star3d_r4-f64-carveout0 "$CURVE" 256,256,256 "$STAR" --dtype f64
+if [ "$GPU" = h100 ]; then
+  run star3d_r4-f64-512-top-reuse-curve star3d_r4-f64-512-top "$CURVE" 512,512,512 "$STAR" --dtype f64
+  SWEEPS="$SWEEPS star3d_r4-f64-512-top-reuse-curve"
+fi
 SWEEPS="$SWEEPS star3d_r4-f64-reuse-curve box3d_r1-f32-reuse-curve d3q19_srt_pull-soa-reuse-curve
   d3q19_srt_pull-aos-reuse-curve star3d_r4-f64-768-reuse-curve star3d_r4-f64-carveout100-reuse-curve
   star3d_r4-f64-carveout0-reuse-curve"
