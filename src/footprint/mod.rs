@@ -31,6 +31,7 @@ pub const REUSE_POINTS: usize = 16;
 /// (`bench/l2-traffic.py`, set `capacity`); linear between the points, flat beyond them.
 /// Empty: L2 is an LRU cache of `CacheParams::l2_bytes` (a step).
 #[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
+#[serde(try_from = "Vec<(f64, f64)>", into = "Vec<(f64, f64)>")]
 pub struct ReuseMisses {
     /// `(bytes, share)`, bytes rising; the first `len` are used.
     points: [(f64, f64); REUSE_POINTS],
@@ -77,6 +78,22 @@ impl ReuseMisses {
     /// Whether there is no curve (L2 is then a step at its capacity).
     pub fn is_empty(&self) -> bool {
         self.len == 0
+    }
+}
+
+/// Read as its list of points, checked as [`ReuseMisses::new`] checks them.
+impl TryFrom<Vec<(f64, f64)>> for ReuseMisses {
+    type Error = String;
+
+    fn try_from(points: Vec<(f64, f64)>) -> Result<ReuseMisses, String> {
+        ReuseMisses::new(&points)
+    }
+}
+
+/// Written as its list of points.
+impl From<ReuseMisses> for Vec<(f64, f64)> {
+    fn from(c: ReuseMisses) -> Vec<(f64, f64)> {
+        c.points[..c.len].to_vec()
     }
 }
 

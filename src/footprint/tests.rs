@@ -314,6 +314,11 @@ fn reuse_miss_curves_interpolate_and_refuse_bad_points() {
     assert!(ReuseMisses::new(&[(0.0, 1.5)]).is_err());
     assert!(ReuseMisses::new(&[(-1.0, 0.5)]).is_err());
     assert!(ReuseMisses::new(&[(0.0, 0.0); 17]).is_err());
+    // Serialised as its points, and checked when read.
+    let json = serde_json::to_string(&c).unwrap();
+    assert_eq!(json, "[[0.0,0.0],[10.0,0.2],[20.0,1.0]]");
+    assert_eq!(serde_json::from_str::<ReuseMisses>(&json).unwrap(), c);
+    assert!(serde_json::from_str::<ReuseMisses>("[[10.0,0.1],[5.0,0.2]]").is_err());
 }
 
 #[test]

@@ -137,8 +137,16 @@ impl MachineModel {
         if warps >= last.0 {
             return last.1;
         }
-        let k = pts.partition_point(|p| p.0 <= warps);
+        // A scan, not a binary search: a model read from JSON is not checked for rising warps.
+        let k = pts
+            .iter()
+            .position(|p| p.0 > warps)
+            .unwrap_or(pts.len() - 1)
+            .max(1);
         let ((w0, s0), (w1, s1)) = (pts[k - 1], pts[k]);
+        if w1 <= w0 {
+            return s1;
+        }
         let t = (warps as f64 / w0 as f64).log2() / (w1 as f64 / w0 as f64).log2();
         s0 + t * (s1 - s0)
     }
