@@ -34,6 +34,8 @@ isolates one candidate, over buffers well beyond the L2, with every other sector
   rule); `shifted`: the chunk that a block half the grid away read (another SM, often in the other
   half of the L2); `twice`: every chunk read by two blocks a wave apart in both passes (two SMs,
   as the sectors a stencil's neighbouring blocks share: a copy near each, if the L2 keeps one).
+- `pieces 4/blocks/L/D` (the set `stagger`): the i-th of a sector's four blocks stores i × D
+  cycles after its reads, so that a sector stays partly written for up to 3 D.
 - `copy B` (the set `partial`): the records read from one buffer and written to another, as the
   AoS kernel does (19 loads, then 19 stores): how near its bursts of stores come to the paced ones.
 
@@ -41,7 +43,7 @@ Every launch is checked (stores: the buffer's content; reads: the sum) before it
 Nsight Compute (`--clock-control none`, caches flushed before each launch) reads the L2's
 sectors from the L1s and the DRAM bytes.
 
-usage (GPU, CuPy, ncu): bench/l2-traffic.py measure OUT.json [traffic|partial|capacity]
+usage (GPU, CuPy, ncu): bench/l2-traffic.py measure OUT.json [traffic|partial|capacity|stagger]
                          bench/l2-traffic.py summary OUT.json
 """
 import json
@@ -106,11 +108,17 @@ extern "C" __global__ void paced(float* __restrict__ a, long long cells, int spi
     }
 }
 extern "C" __global__ void pieces(float* __restrict__ a, int k, int by_warps,
-                                  const float* __restrict__ src, long long src_n, int loads)
+                                  const float* __restrict__ src, long long src_n, int loads,
+                                  int stagger)
 {
     float sum = 0.0f;
     const long long gid = blockIdx.x * 256LL + threadIdx.x, all = gridDim.x * 256LL;
     for (int j = 0; j < loads; ++j) sum += src[(gid + j * all) % src_n];
+    // The i-th of a sector's k blocks stores i * stagger cycles after its loads.
+    if (stagger > 0) {
+        const long long t0 = clock64(), wait = (long long)(blockIdx.x % k) * stagger;
+        while (clock64() - t0 < wait) {}
+    }
     // 256 threads store 256 words: 32 sectors, each in k pieces of w words.
     const int w = 8 / k, t = threadIdx.x, lane = t % 32, v = t / 32;
     long long sector;
@@ -184,6 +192,16 @@ READ_BLOCKS_PER_SM = 8  # reread: blocks of 256 threads, all resident
 def plan(which):
     """One dict per launch, in launch order."""
     pts = []
+    if which == "stagger":
+        # A sector's pieces from blocks on different SMs, further and further apart in time,
+        # without and with reads streaming through L2 meanwhile.
+        for loads in (0, 16):
+            for stagger in (0, 2000, 8000, 32000):
+                pts.append({"probe": "pieces", "pieces": 4, "mode": "blocks", "loads": loads,
+                            "stagger": stagger})
+            pts.append({"probe": "pieces", "pieces": 1, "mode": "blocks", "loads": loads,
+                        "stagger": 8000})
+        return pts
     if which == "capacity":
         for mapping in ("same", "shifted", "twice"):
             for mb in (8, 12, 16, 20, 24, 28, 32, 36, 40, 44, 48, 56, 64, 96):
@@ -279,7 +297,8 @@ def launch(plan_path):
             mod.get_function("pieces")((SECTORS * 8 // 256,), (256,),
                                        (dst, cp.int32(pt["pieces"]),
                                         cp.int32(pt["mode"] == "warps"), big,
-                                        cp.int64(big.size), cp.int32(pt["loads"])))
+                                        cp.int64(big.size), cp.int32(pt["loads"]),
+                                        cp.int32(pt.get("stagger", 0))))
             rt.deviceSynchronize()
             if not bool(cp.all(dst == 3.0)):
                 sys.exit(f"pieces {pt}: wrong words written")
@@ -398,7 +417,8 @@ def summary(path):
         elif r["probe"] == "reread":
             setting = f"{r['mb']} MiB, {r['mapping']} blocks"
         elif r["probe"] == "pieces":
-            setting = f"{r['pieces']} pieces per sector, by {r['mode']}, {r.get('loads', 0)} loads first"
+            setting = (f"{r['pieces']} pieces per sector, by {r['mode']}, {r.get('loads', 0)} loads "
+                       f"first, stagger {r.get('stagger', 0)} cycles")
         elif r["probe"] == "paced":
             # Microseconds a warp takes for its record, and the records in flight meanwhile.
             rounds = r["units"] / d["sms"] / (32 * r["warps_per_sm"])
@@ -421,8 +441,8 @@ def main():
         launch(args[1])
     elif len(args) in (2, 3) and args[0] == "measure":
         which = args[2] if len(args) == 3 else "traffic"
-        if which not in ("traffic", "partial", "capacity"):
-            sys.exit(f"the probe set is traffic, partial or capacity, not {which}")
+        if which not in ("traffic", "partial", "capacity", "stagger"):
+            sys.exit(f"the probe set is traffic, partial, capacity or stagger, not {which}")
         measure(args[1], which)
     elif len(args) == 2 and args[0] == "summary":
         summary(args[1])
