@@ -189,6 +189,12 @@ BLOCKS = [(8, 8, 16), (4, 16, 16), (16, 8, 8), (16, 64, 1), (32, 4, 2), (64, 2, 
 READ_BLOCKS_PER_SM = 8  # reread: blocks of 256 threads, all resident
 
 
+def reread_shape(mb, sms):
+    """reread's chunks (one per block of a full wave) and float4s per chunk for MB MiB."""
+    chunks = sms * READ_BLOCKS_PER_SM
+    return chunks, mb * (1 << 20) // 16 // chunks
+
+
 def plan(which):
     """One dict per launch, in launch order."""
     pts = []
@@ -276,8 +282,7 @@ def launch(plan_path):
                 sys.exit(f"scatter {pt}: wrong words written")
             big.fill(1.0)
         elif kind == "reread":
-            chunks = sms * READ_BLOCKS_PER_SM
-            per = pt["mb"] * (1 << 20) // 16 // chunks
+            chunks, per = reread_shape(pt["mb"], sms)
             buf = big[:per * chunks * 4]
             # `twice`: two blocks a grid's worth of chunks apart read each chunk, in both passes.
             grid = 2 * chunks if pt["mapping"] == "twice" else chunks
@@ -372,11 +377,10 @@ def measure(out_path, which):
             check=True, capture_output=True, text=True)
         default_limit = json.loads(run.stdout.strip().splitlines()[-1])["default_fetch_limit"]
         rows = [r for r in ncu_rows(open(log).read())
-                if r["Kernel Name"].split("(")[0] in ("gather", "scatter", "records",
-                                                       "records_read", "soa_store", "paced", "copy",
-                                                       "pieces", "reread")]
+                if r["Kernel Name"].split("(")[0] in names.split("|")]
     if len(rows) != len(points):
         sys.exit(f"ncu recorded {len(rows)} probe launches, expected {len(points)}")
+    sms = cp.cuda.Device().attributes["MultiProcessorCount"]
     results = []
     for pt, row in zip(points, rows):
         m = {k: number(row[k]) for k in METRICS}
@@ -385,13 +389,11 @@ def measure(out_path, which):
         elif pt["probe"] == "paced":
             pt["units"], pt["unit_bytes"] = PACED_CELLS, 4 * Q
         elif pt["probe"] == "reread":
-            sms = cp.cuda.Device().attributes["MultiProcessorCount"]
-            grid = sms * READ_BLOCKS_PER_SM
-            pt["units"], pt["unit_bytes"] = pt["mb"] * (1 << 20) // 16 // grid * grid * 16, 1
+            chunks, per = reread_shape(pt["mb"], sms)
+            pt["units"], pt["unit_bytes"] = per * chunks * 16, 1
         else:
             pt["units"], pt["unit_bytes"] = EDGE ** 3, 4 * Q
         results.append({**pt, "counters": m})
-    sms = cp.cuda.Device().attributes["MultiProcessorCount"]
     json.dump({**provenance(cp), "set": which, "sms": sms, "default_fetch_limit": default_limit,
                "results": results},
               open(out_path, "w"), indent=1)

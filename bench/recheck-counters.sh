@@ -33,24 +33,33 @@ run() {
     --original "raw/$csv-device-report.json" --out "$OUT" --name "$name" > "$OUT/$name.log" 2>&1) \
     || { echo "$name failed:"; tail -5 "$OUT/$name.log"; exit 1; }
 }
-run star3d_r4-f64 star3d_r4-f64 $M 256,256,256 "$STAR" --dtype f64
-run box3d_r1-f32 box3d_r1-f32 $M 256,256,256 "$HERE/stencils/box3d_r1.toml" --dtype f32
-run d3q19_srt_pull-soa d3q19_srt_pull-soa $M 256,256,256 "$SOA"
-run d3q19_srt_pull-aos d3q19_srt_pull-aos $M 256,256,256 "$HERE/bench/counters/d3q19_srt_pull_aos.toml"
-run star3d_r4-f64-768 star3d_r4-f64-768 $M 768,768,64 "$STAR" --dtype f64
-run star3d_r4-f64-carveout100 star3d_r4-f64-carveout100 $M 256,256,256 "$STAR" --dtype f64
-run star3d_r4-f64-carveout0 star3d_r4-f64-carveout0 $M 256,256,256 "$STAR" --dtype f64
-SWEEPS="star3d_r4-f64 box3d_r1-f32 d3q19_srt_pull-soa d3q19_srt_pull-aos star3d_r4-f64-768
-  star3d_r4-f64-carveout100 star3d_r4-f64-carveout0"
-if [ "$GPU" = h100 ]; then
-  # An out-of-sample AoS sweep taken after the partly-written-sector rule (seed 7 and 8 unfolded
-  # blocks of 4 to 32 warps, raw/d3q19_srt_pull-aos-oos-extra.txt).
-  run d3q19_srt_pull-aos-oos d3q19_srt_pull-aos-oos $M 256,256,256 "$HERE/bench/counters/d3q19_srt_pull_aos.toml"
-  # The top 6 of the step and of the reuse curve for the timed star3d_r4 f64 CUDA sweep (512^3),
-  # and its 3 fastest (raw/star3d_r4-f64-512-top-configs.txt).
-  run star3d_r4-f64-512-top star3d_r4-f64-512-top $M 512,512,512 "$STAR" --dtype f64
-  SWEEPS="$SWEEPS d3q19_srt_pull-aos-oos star3d_r4-f64-512-top"
-fi
+# Every sweep of this GPU with MACHINE, each named with SUFFIX; adds the names to SWEEPS.
+SWEEPS=""
+sweeps() {
+  local m=$1 x=$2 aos=$HERE/bench/counters/d3q19_srt_pull_aos.toml
+  run star3d_r4-f64$x star3d_r4-f64 "$m" 256,256,256 "$STAR" --dtype f64
+  run box3d_r1-f32$x box3d_r1-f32 "$m" 256,256,256 "$HERE/stencils/box3d_r1.toml" --dtype f32
+  run d3q19_srt_pull-soa$x d3q19_srt_pull-soa "$m" 256,256,256 "$SOA"
+  run d3q19_srt_pull-aos$x d3q19_srt_pull-aos "$m" 256,256,256 "$aos"
+  run star3d_r4-f64-768$x star3d_r4-f64-768 "$m" 768,768,64 "$STAR" --dtype f64
+  run star3d_r4-f64-carveout100$x star3d_r4-f64-carveout100 "$m" 256,256,256 "$STAR" --dtype f64
+  run star3d_r4-f64-carveout0$x star3d_r4-f64-carveout0 "$m" 256,256,256 "$STAR" --dtype f64
+  SWEEPS="$SWEEPS star3d_r4-f64$x box3d_r1-f32$x d3q19_srt_pull-soa$x d3q19_srt_pull-aos$x
+    star3d_r4-f64-768$x star3d_r4-f64-carveout100$x star3d_r4-f64-carveout0$x"
+  if [ "$GPU" = h100 ]; then
+    # An out-of-sample AoS sweep taken after the partly-written-sector rule (seed 7 and 8
+    # unfolded blocks of 4 to 32 warps, raw/d3q19_srt_pull-aos-oos-extra.txt); the top 6 of
+    # the step and of the reuse curve for the timed star3d_r4 f64 CUDA sweep (512^3), and its
+    # 3 fastest (raw/star3d_r4-f64-512-top-configs.txt).
+    if [ -z "$x" ]; then
+      run d3q19_srt_pull-aos-oos d3q19_srt_pull-aos-oos "$m" 256,256,256 "$aos"
+      SWEEPS="$SWEEPS d3q19_srt_pull-aos-oos"
+    fi
+    run star3d_r4-f64-512-top$x star3d_r4-f64-512-top "$m" 512,512,512 "$STAR" --dtype f64
+    SWEEPS="$SWEEPS star3d_r4-f64-512-top$x"
+  fi
+}
+sweeps "$M" ""
 if [ "$GPU" = h200 ]; then
   # The machine-file experiments of the H200 run (whole L2 effective; the 28 KiB L1 of carve-out 100 %).
   run star3d_r4-f64-768-full-l2 star3d_r4-f64-768 "$HERE/bench/counters/h200-full-l2.toml" 768,768,64 "$STAR" --dtype f64
@@ -59,21 +68,7 @@ if [ "$GPU" = h200 ]; then
 fi
 # Every sweep again with L2's measured misses by reuse distance in place of the step (an
 # experiment file: the presets keep the step).
-CURVE=$HERE/bench/counters/$GPU-reuse-curve.toml
-run star3d_r4-f64-reuse-curve star3d_r4-f64 "$CURVE" 256,256,256 "$STAR" --dtype f64
-run box3d_r1-f32-reuse-curve box3d_r1-f32 "$CURVE" 256,256,256 "$HERE/stencils/box3d_r1.toml" --dtype f32
-run d3q19_srt_pull-soa-reuse-curve d3q19_srt_pull-soa "$CURVE" 256,256,256 "$SOA"
-run d3q19_srt_pull-aos-reuse-curve d3q19_srt_pull-aos "$CURVE" 256,256,256 "$HERE/bench/counters/d3q19_srt_pull_aos.toml"
-run star3d_r4-f64-768-reuse-curve star3d_r4-f64-768 "$CURVE" 768,768,64 "$STAR" --dtype f64
-run star3d_r4-f64-carveout100-reuse-curve star3d_r4-f64-carveout100 "$CURVE" 256,256,256 "$STAR" --dtype f64
-run star3d_r4-f64-carveout0-reuse-curve star3d_r4-f64-carveout0 "$CURVE" 256,256,256 "$STAR" --dtype f64
-if [ "$GPU" = h100 ]; then
-  run star3d_r4-f64-512-top-reuse-curve star3d_r4-f64-512-top "$CURVE" 512,512,512 "$STAR" --dtype f64
-  SWEEPS="$SWEEPS star3d_r4-f64-512-top-reuse-curve"
-fi
-SWEEPS="$SWEEPS star3d_r4-f64-reuse-curve box3d_r1-f32-reuse-curve d3q19_srt_pull-soa-reuse-curve
-  d3q19_srt_pull-aos-reuse-curve star3d_r4-f64-768-reuse-curve star3d_r4-f64-carveout100-reuse-curve
-  star3d_r4-f64-carveout0-reuse-curve"
+sweeps "$HERE/bench/counters/$GPU-reuse-curve.toml" -reuse-curve
 python3 - "$OUT" $SWEEPS <<'EOF'
 import json, sys
 from pathlib import Path

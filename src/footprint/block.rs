@@ -519,6 +519,66 @@ fn prefix_sums(t: &mut [f64], band: &[(usize, usize)], n: usize, zero_rows: usiz
     i0
 }
 
+/// The sectors the stores of `acc` write over the whole domain `dom` (their union per plane),
+/// and how many of the fully written ones no single store covers alone: the stores complete them
+/// only together (the words of AoS records).
+fn stored_sectors(
+    counter: &mut Counter,
+    boxes: &mut Vec<ElemBox>,
+    planes: &[Plane],
+    acc: &[PlaneAccess],
+    dom: [i64; 3],
+    s: i64,
+) -> (Tally, f64) {
+    let mut stored = Tally::default();
+    let mut together = 0.0;
+    for (pi, pl) in planes.iter().enumerate() {
+        boxes.clear();
+        for a in acc
+            .iter()
+            .filter(|a| a.plane == pi && a.kind == AccessKind::Store)
+        {
+            boxes.push(ElemBox {
+                x: (a.off[0], a.off[0] + dom[0]),
+                y: (a.off[1], a.off[1] + dom[1]),
+                z: (a.off[2], a.off[2] + dom[2]),
+                comp: a.comp,
+            });
+        }
+        if boxes.is_empty() {
+            continue;
+        }
+        let t = counter.count(pl, boxes, &[(0, 1.0)], s);
+        stored.distinct += t.distinct;
+        stored.full += t.full;
+        if boxes.len() > 1 {
+            let alone: f64 = boxes
+                .iter()
+                .map(|b| counter.count(pl, &[*b], &[(0, 1.0)], s).full)
+                .sum();
+            together += (t.full - alone).max(0.0);
+        }
+    }
+    (stored, together)
+}
+
+/// The sectors of `prog`'s grid that its stores complete only together (see [`stored_sectors`]),
+/// in sectors of `sector` bytes.
+pub(crate) fn stores_completed_together(prog: &MemoryProgram, sector: usize) -> f64 {
+    let (mut planes, mut acc) = (Vec::new(), Vec::new());
+    super::geometry::planes(prog, &mut planes, &mut acc);
+    let dom = prog.domain.size.map(|n| n as i64);
+    stored_sectors(
+        &mut Counter::default(),
+        &mut Vec::new(),
+        &planes,
+        &acc,
+        dom,
+        sector as i64,
+    )
+    .1
+}
+
 /// The smallest and largest offset per axis of the accesses `acc`.
 fn offset_range(acc: &[PlaneAccess]) -> [(i64, i64); 3] {
     std::array::from_fn(|d| {
@@ -881,8 +941,6 @@ impl BlockScratch {
             };
             let mut compulsory = 0.0;
             let mut compulsory_fetches = 0.0;
-            let mut stored = Tally::default();
-            let mut stored_together = 0.0;
             for pi in 0..self.planes.len() {
                 let pl = self.planes[pi];
                 load_boxes(&self.acc, pi, &whole, &mut self.boxes);
@@ -900,34 +958,15 @@ impl BlockScratch {
                         sectors
                     };
                 }
-                self.boxes.clear();
-                for a in self
-                    .acc
-                    .iter()
-                    .filter(|a| a.plane == pi && a.kind == AccessKind::Store)
-                {
-                    self.boxes.push(ElemBox {
-                        x: (a.off[0], a.off[0] + dom[0]),
-                        y: (a.off[1], a.off[1] + dom[1]),
-                        z: (a.off[2], a.off[2] + dom[2]),
-                        comp: a.comp,
-                    });
-                }
-                if !self.boxes.is_empty() {
-                    let t = self.counter.count(&pl, &self.boxes, &[(0, 1.0)], s);
-                    stored.distinct += t.distinct;
-                    stored.full += t.full;
-                    if self.boxes.len() > 1 {
-                        let alone: f64 = (0..self.boxes.len())
-                            .map(|i| {
-                                let one = [self.boxes[i]];
-                                self.counter.count(&pl, &one, &[(0, 1.0)], s).full
-                            })
-                            .sum();
-                        stored_together += (t.full - alone).max(0.0);
-                    }
-                }
             }
+            let (stored, stored_together) = stored_sectors(
+                &mut self.counter,
+                &mut self.boxes,
+                &self.planes,
+                &self.acc,
+                dom,
+                s,
+            );
             self.unions = Some(Unions {
                 planes: self.planes.clone(),
                 acc: self.acc.clone(),

@@ -23,6 +23,24 @@ use crate::ir::{AccessKind, Domain, Kernel};
 use crate::machine::{MachineModel, SetIndex};
 use serde::{Deserialize, Serialize};
 
+/// The piecewise-linear function through `points` (x rising) at `x`, flat before the first
+/// point and after the last; `None` without points. A scan, not a binary search: points read
+/// without a check never index out of range.
+pub fn piecewise_linear(points: impl IntoIterator<Item = (f64, f64)>, x: f64) -> Option<f64> {
+    let mut points = points.into_iter();
+    let mut prev = points.next()?;
+    if x <= prev.0 {
+        return Some(prev.1);
+    }
+    for p in points {
+        if x < p.0 {
+            return Some(prev.1 + (x - prev.0) / (p.0 - prev.0) * (p.1 - prev.1));
+        }
+        prev = p;
+    }
+    Some(prev.1)
+}
+
 /// Most points of a [`ReuseMisses`] curve.
 pub const REUSE_POINTS: usize = 16;
 
@@ -62,17 +80,7 @@ impl ReuseMisses {
 
     /// The measured share at a reuse distance of `bytes`; `None` without a curve.
     pub fn share_at(&self, bytes: f64) -> Option<f64> {
-        let pts = &self.points[..self.len];
-        let (first, last) = (pts.first()?, pts.last()?);
-        if bytes <= first.0 {
-            return Some(first.1);
-        }
-        if bytes >= last.0 {
-            return Some(last.1);
-        }
-        let k = pts.partition_point(|p| p.0 <= bytes);
-        let ((x0, y0), (x1, y1)) = (pts[k - 1], pts[k]);
-        Some(y0 + (bytes - x0) / (x1 - x0) * (y1 - y0))
+        piecewise_linear(self.points[..self.len].iter().copied(), bytes)
     }
 
     /// Whether there is no curve (L2 is then a step at its capacity).
@@ -328,17 +336,13 @@ pub fn early_write_backs(
     config: &LaunchConfig,
     params: &CacheParams,
 ) -> Result<f64, FootprintError> {
+    params.check()?;
     if params.partial_store_loss == 0.0 {
         return Ok(0.0);
     }
-    let none = CacheParams {
-        partial_store_loss: 0.0,
-        ..*params
-    };
-    let mut est = Estimator::default();
-    let with = est.estimate(kernel, domain, config, params)?;
-    let without = est.estimate(kernel, domain, config, &none)?;
-    Ok((with.dram_store - without.dram_store).max(0.0))
+    let prog = MemoryProgram::new(kernel, domain, config)?;
+    let sectors = block::stores_completed_together(&prog, params.sector_bytes);
+    Ok(sectors * params.partial_store_loss * params.sector_bytes as f64 / prog.updates())
 }
 
 /// The minimal volumes: every loaded component read once, every stored one written once (B/LUP).

@@ -22,6 +22,16 @@ pub fn preset_text(name: &str) -> Option<&'static str> {
     PRESETS.iter().find(|(n, _)| *n == name).map(|(_, t)| *t)
 }
 
+/// A reuse-miss curve of `(MiB, share)` points in bytes, checked as
+/// [`crate::footprint::ReuseMisses::new`] checks it.
+pub fn reuse_curve_in_bytes(mib: &[(f64, f64)]) -> Result<crate::footprint::ReuseMisses, String> {
+    let bytes: Vec<(f64, f64)> = mib
+        .iter()
+        .map(|&(d, share)| (d * (1u64 << 20) as f64, share))
+        .collect();
+    crate::footprint::ReuseMisses::new(&bytes)
+}
+
 /// A GPU as the model sees it. Bandwidths in bytes per second; sizes in bytes.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct MachineModel {
@@ -116,39 +126,18 @@ impl MachineModel {
     /// [`MachineModel::l2_reuse_misses`] in bytes, as the visitor takes it (checked when the
     /// file is read; an unchecked model that breaks its rules gets no curve).
     pub fn l2_reuse_curve(&self) -> crate::footprint::ReuseMisses {
-        let pts: Vec<(f64, f64)> = self
-            .l2_reuse_misses
-            .iter()
-            .map(|&(mib, share)| (mib * (1u64 << 20) as f64, share))
-            .collect();
-        crate::footprint::ReuseMisses::new(&pts).unwrap_or_default()
+        reuse_curve_in_bytes(&self.l2_reuse_misses).unwrap_or_default()
     }
 
     /// [`MachineModel::partial_store_loss`] at `warps` per block: linear in log2 of the warps
-    /// between the measured points, the nearest point's share outside them.
+    /// between the measured points, the nearest point's share outside them (0 where none).
     pub fn partial_store_share(&self, warps: usize) -> f64 {
-        let pts = &self.partial_store_loss;
-        let (Some(first), Some(last)) = (pts.first(), pts.last()) else {
-            return 0.0;
-        };
-        if warps <= first.0 {
-            return first.1;
-        }
-        if warps >= last.0 {
-            return last.1;
-        }
-        // A scan, not a binary search: a model read from JSON is not checked for rising warps.
-        let k = pts
-            .iter()
-            .position(|p| p.0 > warps)
-            .unwrap_or(pts.len() - 1)
-            .max(1);
-        let ((w0, s0), (w1, s1)) = (pts[k - 1], pts[k]);
-        if w1 <= w0 {
-            return s1;
-        }
-        let t = (warps as f64 / w0 as f64).log2() / (w1 as f64 / w0 as f64).log2();
-        s0 + t * (s1 - s0)
+        let log2 = |w: usize| (w as f64).log2();
+        crate::footprint::piecewise_linear(
+            self.partial_store_loss.iter().map(|&(w, s)| (log2(w), s)),
+            log2(warps),
+        )
+        .unwrap_or(0.0)
     }
 
     /// Bandwidth of L1 wavefronts in bytes per second.

@@ -232,6 +232,25 @@ const REUSE_KEY: &str = "l2_reuse_misses";
 /// share]` pairs (see [`MachineModel::partial_store_loss`]).
 const PARTIAL_STORE_KEY: &str = "partial_store_loss";
 
+/// The `[a, b]` elements of a non-empty array; `None` where `v` is anything else.
+fn value_pairs(v: &toml::Value) -> Option<Vec<(&toml::Value, &toml::Value)>> {
+    match v {
+        toml::Value::Array(a) if !a.is_empty() => a
+            .iter()
+            .map(|p| match p.as_array().map(|p| p.as_slice()) {
+                Some([x, y]) => Some((x, y)),
+                _ => None,
+            })
+            .collect(),
+        _ => None,
+    }
+}
+
+/// An integer or a float as a number.
+fn as_number(x: &toml::Value) -> Option<f64> {
+    x.as_float().or_else(|| x.as_integer().map(|i| i as f64))
+}
+
 /// Loads a preset by name (`h100-sxm`, …) or a machine file by path.
 pub fn load_machine(name_or_path: &str) -> Result<MachineModel, MachineError> {
     if let Some(text) = preset_text(name_or_path) {
@@ -382,23 +401,15 @@ pub fn parse_machine(text: &str, file: &str) -> Result<MachineModel, MachineErro
         Some(v) => {
             let valid = "an array of [warps per block, share] pairs, warps rising from 1 to 32 \
                          and each share from 0 to 1, e.g. [[1, 0.02], [8, 0.09], [32, 0.63]]";
-            let pairs: Option<Vec<(usize, f64)>> = match v.get_ref() {
-                toml::Value::Array(a) if !a.is_empty() => a
-                    .iter()
-                    .map(|p| match p.as_array().map(|p| p.as_slice()) {
-                        Some([w, s]) => {
-                            let w = w.as_integer().filter(|&w| (1..=32).contains(&w))?;
-                            let s = s
-                                .as_float()
-                                .or_else(|| s.as_integer().map(|i| i as f64))
-                                .filter(|s| (0.0..=1.0).contains(s))?;
-                            Some((w as usize, s))
-                        }
-                        _ => None,
+            let pairs: Option<Vec<(usize, f64)>> = value_pairs(v.get_ref()).and_then(|p| {
+                p.into_iter()
+                    .map(|(w, s)| {
+                        let w = w.as_integer().filter(|&w| (1..=32).contains(&w))?;
+                        let s = as_number(s).filter(|s| (0.0..=1.0).contains(s))?;
+                        Some((w as usize, s))
                     })
-                    .collect(),
-                _ => None,
-            };
+                    .collect()
+            });
             let pairs = pairs
                 .filter(|p| p.windows(2).all(|w| w[0].0 < w[1].0))
                 .ok_or_else(|| absurd(PARTIAL_STORE_KEY, v, valid.into()))?;
@@ -411,26 +422,13 @@ pub fn parse_machine(text: &str, file: &str) -> Result<MachineModel, MachineErro
         Some(v) => {
             let valid = "an array of [MiB, share] pairs, at most 16, MiB rising from 0 up and \
                          each share from 0 to 1, e.g. [[0, 0.0], [28, 0.08], [48, 0.97]]";
-            let number =
-                |x: &toml::Value| x.as_float().or_else(|| x.as_integer().map(|i| i as f64));
-            let pairs: Option<Vec<(f64, f64)>> = match v.get_ref() {
-                toml::Value::Array(a) if !a.is_empty() => a
-                    .iter()
-                    .map(|p| match p.as_array().map(|p| p.as_slice()) {
-                        Some([d, s]) => Some((number(d)?, number(s)?)),
-                        _ => None,
-                    })
-                    .collect(),
-                _ => None,
-            };
+            let pairs: Option<Vec<(f64, f64)>> = value_pairs(v.get_ref()).and_then(|p| {
+                p.into_iter()
+                    .map(|(d, s)| Some((as_number(d)?, as_number(s)?)))
+                    .collect()
+            });
             let pairs = pairs
-                .filter(|p| {
-                    let bytes: Vec<(f64, f64)> = p
-                        .iter()
-                        .map(|&(d, s)| (d * (1u64 << 20) as f64, s))
-                        .collect();
-                    crate::footprint::ReuseMisses::new(&bytes).is_ok()
-                })
+                .filter(|p| crate::machine::reuse_curve_in_bytes(p).is_ok())
                 .ok_or_else(|| absurd(REUSE_KEY, v, valid.into()))?;
             sourced(REUSE_KEY, v)?;
             pairs
