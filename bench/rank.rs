@@ -1,6 +1,8 @@
 //! Criterion benchmark: ranking the whole configuration space (all threads of the machine), as
-//! `stencilscope rank` does, for the shipped stencils (f64, H100, 640×512×512) and the D3Q19 LBM
-//! kernel (H200, 256³); the throughput is in configurations (legal or not) per second.
+//! `stencilscope rank` does, for the shipped stencils (f64, H100, 640×512×512) and two D3Q19 LBM
+//! kernels (SoA pull on the H200, AoS push on the H100, 256³; AoS rows are the visitor's most
+//! expensive: 19 components interleaved); the throughput is in configurations (legal or not) per
+//! second.
 //! Run: `cargo bench --bench rank`.
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
@@ -20,6 +22,7 @@ fn bench_rank(c: &mut Criterion) {
         ("stencils/star3d_r1.toml", "h100-sxm", STENCIL),
         ("stencils/box3d_r1.toml", "h100-sxm", STENCIL),
         ("lbm/d3q19_srt_pull.toml", "h200", LBM),
+        ("lbm/d3q19_srt_push_aos.toml", "h100-sxm", LBM),
     ];
     for (file, machine, [x, y, z]) in cases {
         let domain = Domain::new3(x, y, z);

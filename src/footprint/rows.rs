@@ -20,6 +20,8 @@ const NONE: u32 = u32::MAX;
 const POSITIONS: usize = 4;
 /// Rows on which links are found, at most (a systematic subsample of the sampled rows).
 pub(crate) const LINK_ROWS: usize = 32;
+/// Entries of the caches of write pairs last found (by earlier step and own position).
+const RECENT_PAIRS: usize = 256;
 /// The patterns of first steps kept between configurations are forgotten beyond these sectors.
 const MAX_PATTERN_SECTORS: usize = 1 << 22;
 
@@ -115,6 +117,28 @@ impl LinkClass {
 /// Two consecutive writes of a sector the representative block writes (its share of them): if L2
 /// evicts the sector in between, it is written to DRAM twice (and, being partly written, read).
 pub(crate) type WritePair = Link;
+
+/// What makes write pairs of the same class: waves apart, the two steps and the issue positions
+/// of the two writers (all of [`WritePair`] but its sectors follows from these).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+struct PairClass {
+    m: u32,
+    then: u32,
+    now: u32,
+    ord_then: u32,
+    ord_now: u32,
+}
+
+impl PairClass {
+    /// No class (no pair is `u32::MAX` waves long).
+    const NONE: PairClass = PairClass {
+        m: u32::MAX,
+        then: 0,
+        now: 0,
+        ord_then: 0,
+        ord_now: 0,
+    };
+}
 
 /// Floor division by a fixed positive divisor through a floating-point reciprocal and one
 /// correction (exact for the magnitudes of launch offsets): a 64-bit division costs tens of
@@ -448,10 +472,25 @@ pub(crate) struct RowPass {
     /// Per own position, the class of its last link and its index in `links`: the next sector's
     /// link is often of the same class.
     recent: [(LinkClass, usize); POSITIONS],
-    /// Consecutive writes found by [`RowPass::writes`].
+    /// Consecutive writes found by [`RowPass::writes`], one per class.
     pub write_pairs: Vec<WritePair>,
-    writes: Vec<(u32, u32, i64)>,
-    group: Vec<(i64, u32, i64)>,
+    /// Index in `write_pairs` of each class.
+    pair_index: HashMap<PairClass, usize, BuildHasherDefault<IntHasher>>,
+    /// The class last found per earlier step and own position (modulo [`RECENT_PAIRS`]), and
+    /// its index.
+    recent_pairs: Vec<(PairClass, usize)>,
+    /// Pairs of consecutive writes of sectors the block alone writes, `(then, now, sectors)`
+    /// for every own position alike; their index by steps and the last found per `then`.
+    own_pairs: Vec<(u32, u32, f64)>,
+    own_index: HashMap<(u32, u32), usize, BuildHasherDefault<IntHasher>>,
+    recent_own: Vec<(u32, u32, usize)>,
+    /// The writes of a row's sectors, `(sector, step, writer's launch offset)`, and the same
+    /// bucketed by sector (`bucket` holds where each sector's writes end).
+    writes: Vec<(i64, u32, i64)>,
+    by_sector: Vec<(i64, u32, i64)>,
+    bucket: Vec<usize>,
+    /// One sector's writes at an own position: `(time, wave, step, issue position)`.
+    group: Vec<(i64, i64, u32, i64)>,
     /// The distinct writers (launch offsets) of one sector.
     deltas: Vec<i64>,
     /// Re-fetches found by [`RowPass::refetches`].
@@ -645,12 +684,36 @@ fn keep_latest(l: &mut Latest, then: u32, nt: &Offsets) {
 
 /// Sector ranges `[first, last]` of a touch, in increasing order, into `out`.
 fn sector_ranges(t: &Touch, s: i64, out: &mut Vec<(i64, i64)>) {
+    sector_ranges_of(t, s, 0, t.n - 1, out);
+}
+
+/// The sector ranges of a touch (as [`sector_ranges`]) that reach into the sectors `lo..=hi`,
+/// found without visiting the touch's elements outside them.
+fn sector_ranges_within(t: &Touch, s: i64, lo: i64, hi: i64, out: &mut Vec<(i64, i64)>) {
+    let (a, b) = (lo * s, (hi + 1) * s);
+    // Element k spans bytes [start + k·pitch, start + k·pitch + len).
+    let (k_lo, k_hi) = if t.n == 1 {
+        (0, 0)
+    } else {
+        (
+            (floor_div(a - t.start - t.len, t.pitch) + 1).max(0),
+            floor_div(b - t.start - 1, t.pitch).min(t.n - 1),
+        )
+    };
+    sector_ranges_of(t, s, k_lo, k_hi, out);
+    if t.n == 1 && !out.is_empty() && (out[0].1 < lo || out[0].0 > hi) {
+        out.clear();
+    }
+}
+
+/// The sector ranges of elements `k_lo..=k_hi` of a touch (none where the range is empty).
+fn sector_ranges_of(t: &Touch, s: i64, k_lo: i64, k_hi: i64, out: &mut Vec<(i64, i64)>) {
     out.clear();
     if t.n == 1 {
         out.push((div_pow2(t.start, s), div_pow2(t.start + t.len - 1, s)));
         return;
     }
-    for k in 0..t.n {
+    for k in k_lo..=k_hi {
         let a = t.start + k * t.pitch;
         let (f, l) = (div_pow2(a, s), div_pow2(a + t.len - 1, s));
         match out.last_mut() {
@@ -697,6 +760,9 @@ impl RowPass {
         self.link_index.clear();
         self.recent = [(LinkClass::NONE, 0); POSITIONS];
         self.write_pairs.clear();
+        self.pair_index.clear();
+        self.recent_pairs.clear();
+        self.recent_pairs.resize(RECENT_PAIRS, (PairClass::NONE, 0));
         self.refetched.clear();
         self.events.clear();
         self.line_count = 0;
@@ -1227,16 +1293,20 @@ impl RowPass {
         weight: f64,
     ) {
         let s = sh.sector;
-        let steps = sh.steps() as i64;
         let wave = issue.wave;
         let at = grid.at(me);
         let my_id = grid.id(me);
         let own_pos = issue.own_positions();
+        let by_wave = FloorDiv::new(wave);
+        self.own_pairs.clear();
+        self.own_index.clear();
+        self.recent_own.clear();
+        self.recent_own.resize(RECENT_PAIRS, (NONE, NONE, 0));
         for r in rows {
             let pi = r.plane as usize;
             let plane = &planes[pi];
             let mut own = std::mem::take(&mut self.touches);
-            touches(&mut own, &mut self.order, plane, stores, &at, sh, r, false);
+            touches(&mut own, &mut self.order, plane, stores, &at, sh, r, true);
             if own.is_empty() {
                 self.touches = own;
                 continue;
@@ -1249,7 +1319,7 @@ impl RowPass {
                     lo = lo.min(f);
                     hi = hi.max(l);
                     for x in f..=l {
-                        self.writes.push((x as u32, t.step, 0));
+                        self.writes.push((x, t.step, 0));
                     }
                 }
             }
@@ -1292,60 +1362,215 @@ impl RowPass {
                         false,
                     );
                     for t in &other {
-                        sector_ranges(t, s, &mut self.ranges);
+                        sector_ranges_within(t, s, lo, hi, &mut self.ranges);
                         for &(f, l) in &self.ranges {
                             for x in f.max(lo)..=l.min(hi) {
-                                self.writes.push((x as u32, t.step, delta));
+                                self.writes.push((x, t.step, delta));
                             }
                         }
                     }
                     self.nb = other;
                 }
             }
-            self.writes.sort_unstable();
+            self.bucket_writes(lo, hi);
             let wj = r.weight * weight / POSITIONS as f64;
-            let mut i = 0;
-            while i < self.writes.len() {
-                let mut e = i + 1;
-                while e < self.writes.len() && self.writes[e].0 == self.writes[i].0 {
-                    e += 1;
-                }
-                if e - i >= 2 {
-                    // Every writer of the sector sees the same pairs: each block counts its share,
-                    // so that the representative block's place in the sector (often its first
-                    // writer, where tiles are sector-aligned) does not bias the count.
-                    self.deltas.clear();
-                    self.deltas.extend(self.writes[i..e].iter().map(|w| w.2));
-                    self.deltas.sort_unstable();
-                    self.deltas.dedup();
-                    let share = wj / self.deltas.len() as f64;
-                    for &p in &own_pos {
-                        self.group.clear();
-                        for &(_, step, delta) in &self.writes[i..e] {
-                            let q = p - delta;
-                            let (o, ord) = (q.div_euclid(wave), issue.order(q.rem_euclid(wave)));
-                            let t = (o * steps + step as i64) * wave + ord;
-                            self.group.push((t, step, ord));
-                        }
-                        self.group.sort_unstable_by_key(|g| g.0);
-                        for k in 1..self.group.len() {
-                            let (a, b) = (self.group[k - 1], self.group[k]);
-                            let m = (b.0.div_euclid(wave * steps) - a.0.div_euclid(wave * steps))
-                                as u32;
-                            self.write_pairs.push(WritePair {
-                                m,
-                                then: a.1,
-                                now: b.1,
-                                rest: (wave - 1 - a.2) as f32 / wave as f32,
-                                part: b.2 as f32 / wave as f32,
-                                sectors: share,
-                            });
-                        }
-                    }
-                }
-                i = e;
+            self.row_pairs(wj, &own_pos, issue, by_wave, sh.steps() as i64);
+        }
+        // The block's own pairs, at each own position.
+        let own_pairs = std::mem::take(&mut self.own_pairs);
+        for (j, &p) in own_pos.iter().enumerate() {
+            let ord = issue.order(p) as u32;
+            for &(then, now, sectors) in &own_pairs {
+                let class = PairClass {
+                    m: 0,
+                    then,
+                    now,
+                    ord_then: ord,
+                    ord_now: ord,
+                };
+                let at = self.pair_at(class, j, wave);
+                self.write_pairs[at].sectors += sectors;
             }
         }
+        self.own_pairs = own_pairs;
+    }
+
+    /// Buckets `writes` by sector into `by_sector` (a counting sort: the sectors are those of
+    /// `lo..=hi`), `bucket` then holding where each sector's writes end.
+    fn bucket_writes(&mut self, lo: i64, hi: i64) {
+        let n = (hi - lo + 1) as usize;
+        self.bucket.clear();
+        if self.writes.is_sorted_by_key(|w| w.0) {
+            // Already by sector (one write per sector and step order, as in SoA rows).
+            std::mem::swap(&mut self.writes, &mut self.by_sector);
+            for (k, w) in self.by_sector.iter().enumerate() {
+                let sector = (w.0 - lo) as usize;
+                self.bucket.resize(sector, k);
+            }
+            self.bucket.resize(n, self.by_sector.len());
+            return;
+        }
+        self.bucket.resize(n + 1, 0);
+        for w in &self.writes {
+            self.bucket[(w.0 - lo) as usize + 1] += 1;
+        }
+        for k in 0..n {
+            self.bucket[k + 1] += self.bucket[k];
+        }
+        self.by_sector.clear();
+        self.by_sector.resize(self.writes.len(), (0, 0, 0));
+        for w in &self.writes {
+            let k = (w.0 - lo) as usize;
+            self.by_sector[self.bucket[k]] = *w;
+            self.bucket[k] += 1;
+        }
+        self.bucket.pop();
+    }
+
+    /// Adds the pairs of consecutive writes of each sector of `by_sector` (bucketed by
+    /// [`RowPass::bucket_writes`]), `wj` sectors per own position in `own_pos`.
+    fn row_pairs(
+        &mut self,
+        wj: f64,
+        own_pos: &[i64; POSITIONS],
+        issue: Issue,
+        by_wave: FloorDiv,
+        steps: i64,
+    ) {
+        let wave = issue.wave;
+        let mut i = 0;
+        for sector in 0..self.bucket.len() {
+            let e = self.bucket[sector];
+            if e - i >= 2 {
+                // Every writer of the sector sees the same pairs: each block counts its share,
+                // so that the representative block's place in the sector (often its first
+                // writer, where tiles are sector-aligned) does not bias the count.
+                let ws = &mut self.by_sector[i..e];
+                let writer = ws[0].2;
+                let solo = ws.iter().all(|w| w.2 == writer);
+                // One writer's writes are taken in step order: the block's own are bucketed so
+                // (its touches are in step order), a neighbour's are sorted. Those of several
+                // writers are put in time order below.
+                if solo && writer != 0 {
+                    ws.sort_unstable();
+                }
+                let writers = if solo {
+                    1
+                } else {
+                    self.deltas.clear();
+                    self.deltas.extend(ws.iter().map(|w| w.2));
+                    self.deltas.sort_unstable();
+                    self.deltas.dedup();
+                    self.deltas.len()
+                };
+                let share = wj / writers as f64;
+                if solo && writer == 0 {
+                    // The block alone: its writes are in time order, all in one wave, and the
+                    // pairs are those of every own position (added to them at the end).
+                    for k in i + 1..e {
+                        let (then, now) = (self.by_sector[k - 1].1, self.by_sector[k].1);
+                        let at = self.own_pair_at(then, now);
+                        self.own_pairs[at].2 += share;
+                    }
+                    i = e;
+                    continue;
+                }
+                for (j, &p) in own_pos.iter().enumerate() {
+                    if solo {
+                        // One writer: its writes are in time order, all in one wave.
+                        let ord = issue.order((p - writer).rem_euclid(wave)) as u32;
+                        for k in i + 1..e {
+                            let class = PairClass {
+                                m: 0,
+                                then: self.by_sector[k - 1].1,
+                                now: self.by_sector[k].1,
+                                ord_then: ord,
+                                ord_now: ord,
+                            };
+                            let at = self.pair_at(class, j, wave);
+                            self.write_pairs[at].sectors += share;
+                        }
+                        continue;
+                    }
+                    self.group.clear();
+                    for &(_, step, delta) in &self.by_sector[i..e] {
+                        let q = p - delta;
+                        let (o, ord) = (by_wave.of(q), issue.order(q.rem_euclid(wave)));
+                        let t = (o * steps + step as i64) * wave + ord;
+                        self.group.push((t, o, step, ord));
+                    }
+                    // In time order (by wave, step and issue position: `t`).
+                    self.group.sort_unstable_by_key(|g| g.0);
+                    for k in 1..self.group.len() {
+                        let (a, b) = (self.group[k - 1], self.group[k]);
+                        let class = PairClass {
+                            m: (b.1 - a.1) as u32,
+                            then: a.2,
+                            now: b.2,
+                            ord_then: a.3 as u32,
+                            ord_now: b.3 as u32,
+                        };
+                        let at = self.pair_at(class, j, wave);
+                        self.write_pairs[at].sectors += share;
+                    }
+                }
+            }
+            i = e;
+        }
+    }
+
+    /// The pair of `class`, without sectors.
+    fn pair_of(class: PairClass, wave: i64) -> WritePair {
+        WritePair {
+            m: class.m,
+            then: class.then,
+            now: class.now,
+            rest: (wave - 1 - class.ord_then as i64) as f32 / wave as f32,
+            part: class.ord_now as f32 / wave as f32,
+            sectors: 0.0,
+        }
+    }
+
+    /// The index in `own_pairs` of the block's own pairs of steps `then` and `now`, found by
+    /// `then` first (as [`RowPass::pair_at`]).
+    fn own_pair_at(&mut self, then: u32, now: u32) -> usize {
+        let slot = then as usize % RECENT_PAIRS;
+        if let Some(&(t, n, at)) = self.recent_own.get(slot) {
+            if (t, n) == (then, now) {
+                return at;
+            }
+        }
+        let next = self.own_pairs.len();
+        let at = *self.own_index.entry((then, now)).or_insert(next);
+        if at == next {
+            self.own_pairs.push((then, now, 0.0));
+        }
+        if let Some(e) = self.recent_own.get_mut(slot) {
+            *e = (then, now, at);
+        }
+        at
+    }
+
+    /// The index in `write_pairs` of the pairs of `class` (added without sectors where new),
+    /// found by own position `j` and earlier step first: a sector's pairs recur from sector to
+    /// sector, and a hash lookup per pair costs more than the rest of the search.
+    fn pair_at(&mut self, class: PairClass, j: usize, wave: i64) -> usize {
+        let slot =
+            ((class.then as usize * 61 + class.ord_then as usize) * POSITIONS + j) % RECENT_PAIRS;
+        if let Some(&(c, at)) = self.recent_pairs.get(slot) {
+            if c == class {
+                return at;
+            }
+        }
+        let next = self.write_pairs.len();
+        let at = *self.pair_index.entry(class).or_insert(next);
+        if at == next {
+            self.write_pairs.push(Self::pair_of(class, wave));
+        }
+        if let Some(e) = self.recent_pairs.get_mut(slot) {
+            *e = (class, at);
+        }
+        at
     }
 
     /// The Denning working set: average lines touched in a window of `g` load steps, for `g`
@@ -1466,5 +1691,44 @@ pub(crate) fn boxes(
             z: (at.origin[2] + a.off[2], at.origin[2] + a.off[2] + at.ext[2]),
             comp: a.comp,
         });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{sector_ranges, sector_ranges_within, Touch};
+
+    /// The sectors of `lo..=hi` the ranges cover.
+    fn covered(ranges: &[(i64, i64)], lo: i64, hi: i64) -> Vec<i64> {
+        ranges
+            .iter()
+            .flat_map(|&(f, l)| f.max(lo)..=l.min(hi))
+            .collect()
+    }
+
+    #[test]
+    fn ranges_within_sectors_are_the_clamped_ranges() {
+        let (mut all, mut within) = (Vec::new(), Vec::new());
+        // Interleaved records (76-byte pitch, one word), contiguous runs, and elements wider
+        // than the pitch, against windows inside, across and outside the touch.
+        for (start, n, pitch, len) in [(100, 64, 76, 4), (37, 1, 0, 900), (0, 9, 24, 40)] {
+            let t = Touch {
+                step: 0,
+                start,
+                n,
+                pitch,
+                len,
+            };
+            sector_ranges(&t, 32, &mut all);
+            for (lo, hi) in [(0, 200), (10, 12), (5, 5), (-4, 3), (150, 170), (40, 41)] {
+                sector_ranges_within(&t, 32, lo, hi, &mut within);
+                assert_eq!(
+                    covered(&within, lo, hi),
+                    covered(&all, lo, hi),
+                    "{t:?} {lo}..={hi}"
+                );
+                assert!(within.iter().all(|r| r.1 >= lo && r.0 <= hi));
+            }
+        }
     }
 }
