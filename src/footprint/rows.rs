@@ -495,9 +495,10 @@ pub(crate) struct RowPass {
     deltas: Vec<i64>,
     /// Re-fetches found by [`RowPass::refetches`].
     pub refetched: Vec<Refetch>,
-    /// The walks of the sampled own positions to neighbours at a launch distance, by the
-    /// distance modulo [`WALK_CACHE`], tagged with the call of [`RowPass::block`] and the
-    /// distance: each costs divisions, and the rows of a block meet the same neighbours.
+    /// The walks of the sampled own positions to neighbours at a launch distance, in
+    /// [`WALK_CACHE`] slots by a hash of the distance, tagged with the call of
+    /// [`RowPass::block`] and the distance: each costs divisions, and the rows of a block meet
+    /// the same neighbours.
     walk_cache: Vec<(u64, i64, [Walk; POSITIONS])>,
     /// The calls of [`RowPass::block`] so far (the tag of the walk cache).
     block_calls: u64,
@@ -1098,7 +1099,10 @@ impl RowPass {
         own_pos: &[i64; POSITIONS],
         issue: Issue,
     ) -> [Walk; POSITIONS] {
-        let slot = delta.rem_euclid(WALK_CACHE as i64) as usize;
+        // Hashed: the distances to the rows of blocks above and below are multiples of the grid's
+        // (mostly power-of-two) extents, and would share slots modulo the cache size.
+        let slot = ((delta as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15)
+            >> (64 - WALK_CACHE.trailing_zeros())) as usize;
         let e = &mut self.walk_cache[slot];
         if e.0 != self.block_calls || e.1 != delta {
             *e = (
