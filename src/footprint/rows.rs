@@ -1101,8 +1101,9 @@ impl RowPass {
     ) -> [Walk; POSITIONS] {
         // Hashed: the distances to the rows of blocks above and below are multiples of the grid's
         // (mostly power-of-two) extents, and would share slots modulo the cache size.
-        let slot = ((delta as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15)
-            >> (64 - WALK_CACHE.trailing_zeros())) as usize;
+        let mut h = IntHasher::default();
+        h.write_u64(delta as u64);
+        let slot = (h.finish() >> (64 - WALK_CACHE.trailing_zeros())) as usize;
         let e = &mut self.walk_cache[slot];
         if e.0 != self.block_calls || e.1 != delta {
             *e = (
