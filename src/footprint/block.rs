@@ -37,7 +37,8 @@
 
 use super::geometry::{convolve, residues, Counter, ElemBox, IntHasher, Plane, PlaneAccess, Tally};
 use super::rows::{
-    boxes, load_boxes, sample_rows, BlockAt, Grid, Issue, Link, RowPass, SampledRow, Shape,
+    boxes, load_boxes, sample_rows, Bands, BlockAt, Grid, Issue, Link, Part, RowPass, SampledRow,
+    Shape,
 };
 use super::{CacheParams, MemoryProgram, SizeClasses};
 use crate::ir::AccessKind;
@@ -144,6 +145,12 @@ pub(crate) struct BlockScratch {
     refetch_hits: HashMap<(u32, u32), f64, BuildHasherDefault<IntHasher>>,
     /// Starts of the cuts within a tile and their tile, `(ρ, q)` (see `cuts`).
     starts: Vec<(i64, i64)>,
+    /// Process every sampled block in full, reusing nothing of the representative's (the
+    /// reference the reuse is tested against).
+    pub(crate) full_extra_passes: bool,
+    /// The axes (bit 0 x, 1 y, 2 z) along which blocks reused the representative's parts, for
+    /// every configuration so far (tests check that the reuse is exercised).
+    pub(crate) reused_axes: usize,
 }
 
 /// Blocks sharing an SM with a block, on average over blocks: a full wave fills every SM; a grid
@@ -1039,6 +1046,68 @@ impl BlockScratch {
         // links are found on (where set conflicts alone lose lines, the link rows gave the same
         // volumes on every counter sweep).
         self.sample_kept(if l1_full { ROW_BUDGET } else { LINK_ROWS });
+
+        // The other sampled blocks: the first along small axes (and, where tiles start at
+        // several places within a sector, the interior blocks sharing the link rows). Where
+        // tiles start at one place (the representative then searches every link row itself), a
+        // first block of the representative's extent whose rows start at the same places
+        // within sectors takes the representative's rows, translated; where, along each axis
+        // it is first on, the blocks after it within reach are as full as the representative's
+        // (`mirrors`), it touches and shares sectors as the representative does outside its
+        // bands (`Bands`), and reuses its first touches and links there (`Part::Reuse`).
+        let mut extra = Vec::new();
+        for &(bz, wz, _) in &pz {
+            for &(by, wy, _) in &py {
+                for &(bx, wx, share) in &px {
+                    if [bx, by, bz] != rep {
+                        extra.push(([bx, by, bz], wx * wy * wz, share));
+                    }
+                }
+            }
+        }
+        let spread = self
+            .planes
+            .iter()
+            .map(|pl| (s + pl.pitch - 1) / pl.pitch)
+            .max()
+            .unwrap_or(1);
+        let mirrors: [bool; 3] = std::array::from_fn(|d| {
+            let (g, t, rep_d) = (grid[d] as i64, tile[d] as i64, rep[d] as i64);
+            // The blocks after one whose loads can land on its rows, or along x on its sectors
+            // (a sector's points beyond its last point touched may be theirs).
+            let slack = if d == 0 { spread } else { 0 };
+            let after = (t - 1 + self.reach[d].1 - self.reach[d].0 + slack) / t;
+            if dom[d] % t == 0 {
+                rep_d + after < g
+            } else {
+                rep_d + after < g - 1
+            }
+        });
+        let translatable = |b: [usize; 3]| {
+            let shift: [i64; 3] =
+                std::array::from_fn(|d| (b[d] as i64 - rep[d] as i64) * tile[d] as i64);
+            places == 1
+                && Self::at(classes, b).ext == rep_at.ext
+                && self.planes.iter().all(|pl| {
+                    (shift[0] * pl.pitch) % s == 0
+                        && (shift[1] * pl.row + shift[2] * pl.layer) % s == 0
+                })
+        };
+        // Per extra block, where it takes the representative's rows: the axes it is first on
+        // (it reuses the representative's parts outside its bands along them).
+        let reuse: Vec<Option<usize>> = extra
+            .iter()
+            .map(|&(b, _, _)| {
+                let first = (0..3)
+                    .filter(|&d| b[d] != rep[d])
+                    .fold(0, |m, d| m | 1 << d);
+                let mirrored = (0..3).all(|d| first >> d & 1 == 0 || (b[d] == 0 && mirrors[d]));
+                (mirrored && translatable(b)).then_some(first)
+            })
+            .collect();
+        let full = self.full_extra_passes;
+        let record = !full && reuse.iter().any(Option::is_some);
+        let rep_bands = Bands::of(&rep_at, self.reach);
         let rows = std::mem::take(&mut self.rows);
         self.pass.block(
             &self.planes,
@@ -1052,41 +1121,70 @@ impl BlockScratch {
             l1_overflows,
             px.last().map_or((1, 0), |v| v.2),
             rep_weight,
+            if record {
+                Part::Record(rep_bands)
+            } else {
+                Part::All
+            },
         );
-        self.rows = rows;
+        let rep_rows = rows;
         let rep_sectors: f64 = self.pass.first_touch.iter().sum::<f64>() / rep_weight;
-        for &(bz, wz, _) in &pz {
-            for &(by, wy, _) in &py {
-                // The rows sampled are those of every block of the same extent along x.
-                let mut sampled_ext = None;
-                for &(bx, wx, share) in &px {
-                    let b = [bx, by, bz];
-                    if b == rep {
-                        continue;
+        // The rows sampled are those of every block of the same extent and place along y and
+        // z: the representative's where it was sampled for its links only.
+        let rep_key = (rep_at.origin[1], rep_at.origin[2], rep_at.ext);
+        let mut sampled = None;
+        for (&(b, weight, share), &first) in extra.iter().zip(&reuse) {
+            let at = Self::at(classes, b);
+            let part = match first {
+                Some(first) if !full => {
+                    self.reused_axes |= first;
+                    Part::Reuse {
+                        bands: Bands::of(&at, self.reach),
+                        first,
+                        ratio: weight / rep_weight,
                     }
-                    let at = Self::at(classes, b);
-                    if sampled_ext != Some(at.ext) {
-                        self.sample(&at, AccessKind::Load);
-                        sampled_ext = Some(at.ext);
-                    }
-                    let rows = std::mem::take(&mut self.rows);
-                    self.pass.block(
-                        &self.planes,
-                        &self.loads,
-                        &sh,
-                        &lattice,
-                        index(b),
-                        self.reach,
-                        &rows,
-                        issue,
-                        false,
-                        share,
-                        wx * wy * wz,
-                    );
-                    self.rows = rows;
                 }
+                _ => Part::All,
+            };
+            if first.is_some() {
+                let (dy, dz) = (
+                    at.origin[1] - rep_at.origin[1],
+                    at.origin[2] - rep_at.origin[2],
+                );
+                self.rows.clear();
+                self.rows.extend(rep_rows.iter().map(|r| SampledRow {
+                    y: r.y + dy,
+                    z: r.z + dz,
+                    ..*r
+                }));
+                sampled = None;
+            } else if sampled != Some((at.origin[1], at.origin[2], at.ext)) {
+                let key = (at.origin[1], at.origin[2], at.ext);
+                if key == rep_key && !l1_full {
+                    self.rows.clone_from(&rep_rows);
+                } else {
+                    self.sample(&at, AccessKind::Load);
+                }
+                sampled = Some(key);
             }
+            let rows = std::mem::take(&mut self.rows);
+            self.pass.block(
+                &self.planes,
+                &self.loads,
+                &sh,
+                &lattice,
+                index(b),
+                self.reach,
+                &rows,
+                issue,
+                false,
+                share,
+                weight,
+                part,
+            );
+            self.rows = rows;
         }
+        self.rows = rep_rows;
 
         // Sectors written more than once: consecutive writes of the representative block.
         if !self.stores.is_empty() {

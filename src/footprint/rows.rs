@@ -421,6 +421,59 @@ pub(crate) struct SampledRow {
     pub weight: f64,
 }
 
+/// Where the loads of the blocks before a block (along each axis) reach into its rows: rows
+/// `y < y_end`, rows `z < z_end` and, on every row, points `x < x_end` (absolute). Outside them
+/// the first block along an axis touches and shares sectors as an interior block does.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Bands {
+    pub y_end: i64,
+    pub z_end: i64,
+    pub x_end: i64,
+}
+
+impl Bands {
+    /// The bands of the block at `at` whose loads reach offsets `reach` per axis.
+    pub fn of(at: &BlockAt, reach: [(i64, i64); 3]) -> Bands {
+        Bands {
+            x_end: at.origin[0] + reach[0].1,
+            y_end: at.origin[1] + reach[1].1,
+            z_end: at.origin[2] + reach[2].1,
+        }
+    }
+
+    /// The bands row `r` lies in: bit 1 along y, bit 2 along z.
+    fn row_bits(&self, r: &SampledRow) -> usize {
+        (usize::from(r.y < self.y_end) << 1) | (usize::from(r.z < self.z_end) << 2)
+    }
+
+    /// The first sector (of `s` bytes) of the row at `base` of `plane` beyond the band along x.
+    fn x_sector_end(&self, plane: &Plane, base: i64, s: i64) -> i64 {
+        -floor_div(-(base + self.x_end * plane.pitch), s)
+    }
+}
+
+/// Which parts of a block's rows a pass of [`RowPass::block`] processes. The parts are indexed
+/// by the bands (see [`Bands`]) a first touch or link lies in: bit 0 along x (its sector), bit 1
+/// along y and bit 2 along z (its row).
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Part {
+    /// Everything.
+    All,
+    /// Everything, the first touches and links also kept per part (the representative block).
+    Record(Bands),
+    /// The first block along the axes of `first` (bits as the parts'), whose rows are the
+    /// recorded block's translated: only the parts in its bands along those axes; the others
+    /// are the recorded block's, scaled by `ratio` (the weights' ratio).
+    Reuse {
+        bands: Bands,
+        first: usize,
+        ratio: f64,
+    },
+}
+
+/// Parts of a block's rows (see [`Part`]).
+const PARTS: usize = 8;
+
 /// Scratch buffers and results of the row pass.
 #[derive(Debug, Default)]
 pub(crate) struct RowPass {
@@ -467,6 +520,11 @@ pub(crate) struct RowPass {
     pub links: Vec<Link>,
     /// Their weighted sectors, summed in the order found.
     pub linked: f64,
+    /// Per step, per link (parallel to `links`) and in all, the sectors of the recorded block
+    /// (see [`Part::Record`]) by part.
+    first_parts: Vec<[f64; PARTS]>,
+    link_parts: Vec<[f64; PARTS]>,
+    linked_parts: [f64; PARTS],
     /// Index in `links` of each class.
     link_index: HashMap<LinkClass, usize, BuildHasherDefault<IntHasher>>,
     /// Per own position, the class of its last link and its index in `links`: the next sector's
@@ -758,6 +816,9 @@ impl RowPass {
         self.lines_touched = 0.0;
         self.links.clear();
         self.linked = 0.0;
+        self.first_parts.clear();
+        self.link_parts.clear();
+        self.linked_parts = [0.0; PARTS];
         self.link_index.clear();
         self.recent = [(LinkClass::NONE, 0); POSITIONS];
         self.write_pairs.clear();
@@ -785,7 +846,8 @@ impl RowPass {
     /// `l1`), and links to the previous accesses of their sectors by other blocks, all weighted
     /// by `weight`. `reach` is the smallest and largest load offset per axis. With `links` =
     /// `(of, i)` the block is one of `of` blocks sharing the link rows (every `of`-th, from the
-    /// `i`-th), each standing for the rows of all `of`.
+    /// `i`-th), each standing for the rows of all `of`. `part` says which parts of the rows are
+    /// processed and kept (see [`Part`]).
     #[allow(clippy::too_many_arguments)]
     pub fn block(
         &mut self,
@@ -800,6 +862,7 @@ impl RowPass {
         l1: bool,
         links: (usize, usize),
         weight: f64,
+        part: Part,
     ) {
         let at = &grid.at(me);
         let (s, line) = (sh.sector, sh.line);
@@ -810,6 +873,11 @@ impl RowPass {
             let none = Walk::new(0, issue);
             self.walk_cache
                 .resize(WALK_CACHE, (0, 0, [none; POSITIONS]));
+        }
+        if let Part::Record(_) = part {
+            self.first_parts.clear();
+            self.first_parts
+                .resize(self.first_touch.len(), [0.0; PARTS]);
         }
         let spl = line / s;
         // Links are found on every `stride`-th row, each standing for `stride` rows; where
@@ -843,6 +911,27 @@ impl RowPass {
             };
             let pi = r.plane as usize;
             let plane = &planes[pi];
+            // The row's parts: `row_bits` its bands; sectors below `x_end` lie in the band
+            // along x; with `x_only`, only those are processed (the rest of the row is reused).
+            let (mut row_bits, mut x_end, mut x_only, mut record) = (0, i64::MIN, false, false);
+            match part {
+                Part::All => {}
+                Part::Record(bands) => {
+                    row_bits = bands.row_bits(r);
+                    x_end = bands.x_sector_end(plane, plane.row_base(r.y, r.z), s);
+                    record = true;
+                }
+                Part::Reuse { bands, first, .. } => {
+                    row_bits = bands.row_bits(r);
+                    if row_bits & first == 0 {
+                        if first & 1 == 0 {
+                            continue;
+                        }
+                        x_end = bands.x_sector_end(plane, plane.row_base(r.y, r.z), s);
+                        x_only = true;
+                    }
+                }
+            }
             let mut own = std::mem::take(&mut self.touches);
             touches(&mut own, &mut self.order, plane, acc, at, sh, r, true);
             own.retain(|t| self.issued[t.step as usize]);
@@ -911,7 +1000,14 @@ impl RowPass {
                         let k = (x - s0) as usize;
                         if self.first[k] == NONE {
                             self.first[k] = t.step;
+                            if x_only && x >= x_end {
+                                continue;
+                            }
                             self.first_touch[t.step as usize] += w;
+                            if record {
+                                let part = row_bits | usize::from(x < x_end);
+                                self.first_parts[t.step as usize][part] += w;
+                            }
                         }
                     }
                 }
@@ -919,8 +1015,35 @@ impl RowPass {
             self.touches = own;
             if link {
                 let wl = group_weight(ri);
-                self.link_row(plane, pi, acc, sh, r, grid, me, reach, issue, s0, ns, wl);
+                // Sectors `..x_band` of the row lie in the band along x.
+                let x_band = x_end.saturating_sub(s0).clamp(0, ns as i64) as usize;
+                let (ns, split) = match (x_only, record) {
+                    (true, _) => (x_band, None),
+                    (false, true) => (ns, Some((x_band, row_bits))),
+                    (false, false) => (ns, None),
+                };
+                if ns > 0 {
+                    self.link_row(
+                        plane, pi, acc, sh, r, grid, me, reach, issue, s0, ns, wl, split,
+                    );
+                }
             }
+        }
+        if let Part::Reuse { first, ratio, .. } = part {
+            let reused = |p: &[f64; PARTS]| -> f64 {
+                (0..PARTS)
+                    .filter(|b| b & first == 0)
+                    .map(|b| p[b])
+                    .sum::<f64>()
+                    * ratio
+            };
+            for (v, p) in self.first_touch.iter_mut().zip(&self.first_parts) {
+                *v += reused(p);
+            }
+            for (l, p) in self.links.iter_mut().zip(&self.link_parts) {
+                l.sectors += reused(p);
+            }
+            self.linked += reused(&self.linked_parts);
         }
     }
 
@@ -945,6 +1068,7 @@ impl RowPass {
         s0: i64,
         ns: usize,
         w: f64,
+        split: Option<(usize, usize)>,
     ) {
         let s = sh.sector;
         let steps = sh.steps() as i64;
@@ -1088,7 +1212,7 @@ impl RowPass {
             }
         }
         self.group_acc = group;
-        self.emit_links(ns, clock, issue, &own_ord, w);
+        self.emit_links(ns, clock, issue, &own_ord, w, split);
     }
 
     /// The walks of the own positions `own_pos` to the neighbour `delta` launches before this
@@ -1229,7 +1353,9 @@ impl RowPass {
         }
     }
 
-    /// Records the links found for the row's sectors.
+    /// Records the links found for the row's sectors; with `split` = `(x_band, row_bits)`, also
+    /// by part (see [`Part::Record`]): sectors `..x_band` lie in the band along x, the row in
+    /// the bands `row_bits`.
     fn emit_links(
         &mut self,
         ns: usize,
@@ -1237,6 +1363,7 @@ impl RowPass {
         issue: Issue,
         ords: &[i64; POSITIONS],
         w: f64,
+        split: Option<(usize, usize)>,
     ) {
         let wave = issue.wave;
         let wj = w / POSITIONS as f64;
@@ -1245,6 +1372,7 @@ impl RowPass {
             if own == NONE {
                 continue;
             }
+            let part = split.map(|(x_band, row_bits)| row_bits | usize::from(k < x_band));
             for (j, &own_ord) in ords.iter().enumerate() {
                 let b = self.best[k].best[j];
                 if b == i64::MIN {
@@ -1270,12 +1398,17 @@ impl RowPass {
                                 part: own_ord as f32 / wave as f32,
                                 sectors: 0.0,
                             });
+                            self.link_parts.push([0.0; PARTS]);
                         }
                         self.recent[j] = (class, i);
                         i
                     }
                 };
                 self.links[i].sectors += wj;
+                if let Some(b) = part {
+                    self.link_parts[i][b] += wj;
+                    self.linked_parts[b] += wj;
+                }
             }
         }
     }

@@ -454,15 +454,20 @@ fn bad_input_is_an_error() {
     ));
 }
 
-#[test]
-fn reusing_an_estimator_gives_the_same_volumes() {
+/// The 25-point star of radius 4 in f64.
+fn star_r4_f64() -> Kernel {
     let shape = Shape {
         kind: ShapeKind::Star,
         radius: 4,
         dims: 3,
         coefficients: vec![1.0; 5],
     };
-    let k = shape_kernel("star", &shape, Dtype::F64, "u", "v");
+    shape_kernel("star", &shape, Dtype::F64, "u", "v")
+}
+
+#[test]
+fn reusing_an_estimator_gives_the_same_volumes() {
+    let k = star_r4_f64();
     let d = Domain::new3(640, 512, 512);
     let p = CacheParams::from_machine(&crate::spec::load_machine("h100-sxm").unwrap(), 256, 8);
     let mut est = Estimator::default();
@@ -474,6 +479,43 @@ fn reusing_an_estimator_gives_the_same_volumes() {
     // Large domain: DRAM traffic stays between the minimum and the no-reuse bound.
     assert!(va.dram_load >= 8.0 && va.dram_load < va.l2_load);
     assert!(va.l2_load <= va.l1_load_requests);
+}
+
+/// The first blocks along small axes reuse the representative's first touches and links outside
+/// their bands: the volumes are those of processing them in full on the same rows.
+#[test]
+fn first_blocks_reuse_the_representatives_rows_exactly() {
+    let k = star_r4_f64();
+    // Few blocks along every axis, so that first blocks are sampled along each and in pairs.
+    let d = Domain::new3(384, 192, 160);
+    let machine = crate::spec::load_machine("h100-sxm").unwrap();
+    let (mut reusing, mut full) = (Estimator::default(), Estimator::default());
+    full.block.full_extra_passes = true;
+    for (block, fold) in [
+        ([64, 2, 2], [1, 4, 2]),
+        ([32, 4, 8], [1, 1, 2]),
+        ([128, 1, 4], [1, 4, 4]),
+        ([16, 16, 4], [2, 1, 4]),
+        ([32, 8, 1], [2, 2, 4]),
+        ([64, 1, 16], [2, 2, 1]),
+        ([32, 32, 1], [1, 1, 4]),
+    ] {
+        let c = LaunchConfig::new(block, fold);
+        let p = CacheParams::from_machine(&machine, c.threads(), 2);
+        let (a, b) = (
+            reusing.estimate(&k, &d, &c, &p).unwrap(),
+            full.estimate(&k, &d, &c, &p).unwrap(),
+        );
+        for (x, y) in [
+            (a.l2_load, b.l2_load),
+            (a.dram_load, b.dram_load),
+            (a.dram_store, b.dram_store),
+        ] {
+            assert!(close(x, y), "{c}: reusing {a:?}, in full {b:?}");
+        }
+    }
+    assert_eq!(reusing.block.reused_axes, 0b111, "reuse along every axis");
+    assert_eq!(full.block.reused_axes, 0);
 }
 
 #[test]
