@@ -471,6 +471,14 @@ pub(crate) enum Part {
     },
 }
 
+/// The writes of a sector and the pairs they gave (see `RowPass::patterns`).
+#[derive(Debug, Clone, Copy)]
+struct SectorPattern {
+    writes: (usize, usize),
+    writers: usize,
+    pairs: (usize, usize),
+}
+
 /// Parts of a block's rows (see [`Part`]).
 const PARTS: usize = 8;
 
@@ -542,6 +550,15 @@ pub(crate) struct RowPass {
     own_pairs: Vec<(u32, u32, f64)>,
     own_index: HashMap<(u32, u32), usize, BuildHasherDefault<IntHasher>>,
     recent_own: Vec<(u32, u32, usize)>,
+    /// The pairs a sector's writes gave, by the writes `(step, writer)` in the order bucketed
+    /// (sectors written alike recur along a row and from row to row): the hash of the writes to
+    /// their range in `pattern_writes`, their writers (0: the block alone) and the range in
+    /// `pattern_pairs` of the indices of their pairs (in `own_pairs` for the block alone, else
+    /// in `write_pairs`), in the order the sectors were added. For this configuration's
+    /// `writes`.
+    patterns: HashMap<u64, SectorPattern, BuildHasherDefault<IntHasher>>,
+    pattern_writes: Vec<(u32, i64)>,
+    pattern_pairs: Vec<u32>,
     /// The writes of a row's sectors, `(sector, step, writer's launch offset)`, and the same
     /// bucketed by sector (`bucket` holds where each sector's writes end).
     writes: Vec<(i64, u32, i64)>,
@@ -1435,11 +1452,13 @@ impl RowPass {
         let at = grid.at(me);
         let my_id = grid.id(me);
         let own_pos = issue.own_positions();
-        let by_wave = FloorDiv::new(wave);
         self.own_pairs.clear();
         self.own_index.clear();
         self.recent_own.clear();
         self.recent_own.resize(RECENT_PAIRS, (NONE, NONE, 0));
+        self.patterns.clear();
+        self.pattern_writes.clear();
+        self.pattern_pairs.clear();
         for r in rows {
             let pi = r.plane as usize;
             let plane = &planes[pi];
@@ -1512,7 +1531,7 @@ impl RowPass {
             }
             self.bucket_writes(lo, hi);
             let wj = r.weight * weight / POSITIONS as f64;
-            self.row_pairs(wj, &own_pos, issue, by_wave, sh.steps() as i64);
+            self.row_pairs(wj, &own_pos, issue, sh.steps() as i64);
         }
         // The block's own pairs, at each own position.
         let own_pairs = std::mem::take(&mut self.own_pairs);
@@ -1567,94 +1586,146 @@ impl RowPass {
 
     /// Adds the pairs of consecutive writes of each sector of `by_sector` (bucketed by
     /// [`RowPass::bucket_writes`]), `wj` sectors per own position in `own_pos`.
-    fn row_pairs(
-        &mut self,
-        wj: f64,
-        own_pos: &[i64; POSITIONS],
-        issue: Issue,
-        by_wave: FloorDiv,
-        steps: i64,
-    ) {
-        let wave = issue.wave;
+    fn row_pairs(&mut self, wj: f64, own_pos: &[i64; POSITIONS], issue: Issue, steps: i64) {
         let mut i = 0;
         for sector in 0..self.bucket.len() {
             let e = self.bucket[sector];
-            if e - i >= 2 {
-                // Every writer of the sector sees the same pairs: each block counts its share,
-                // so that the representative block's place in the sector (often its first
-                // writer, where tiles are sector-aligned) does not bias the count.
-                let ws = &mut self.by_sector[i..e];
-                let writer = ws[0].2;
-                let solo = ws.iter().all(|w| w.2 == writer);
-                // One writer's writes are taken in step order: the block's own are bucketed so
-                // (its touches are in step order), a neighbour's are sorted. Those of several
-                // writers are put in time order below.
-                if solo && writer != 0 {
-                    ws.sort_unstable();
-                }
-                let writers = if solo {
-                    1
-                } else {
-                    self.deltas.clear();
-                    self.deltas.extend(ws.iter().map(|w| w.2));
-                    self.deltas.sort_unstable();
-                    self.deltas.dedup();
-                    self.deltas.len()
-                };
-                let share = wj / writers as f64;
-                if solo && writer == 0 {
-                    // The block alone: its writes are in time order, all in one wave, and the
-                    // pairs are those of every own position (added to them at the end).
-                    for k in i + 1..e {
-                        let (then, now) = (self.by_sector[k - 1].1, self.by_sector[k].1);
-                        let at = self.own_pair_at(then, now);
-                        self.own_pairs[at].2 += share;
-                    }
-                    i = e;
-                    continue;
-                }
-                for (j, &p) in own_pos.iter().enumerate() {
-                    if solo {
-                        // One writer: its writes are in time order, all in one wave.
-                        let ord = issue.order((p - writer).rem_euclid(wave)) as u32;
-                        for k in i + 1..e {
-                            let class = PairClass {
-                                m: 0,
-                                then: self.by_sector[k - 1].1,
-                                now: self.by_sector[k].1,
-                                ord_then: ord,
-                                ord_now: ord,
-                            };
-                            let at = self.pair_at(class, j, wave);
-                            self.write_pairs[at].sectors += share;
-                        }
-                        continue;
-                    }
-                    self.group.clear();
-                    for &(_, step, delta) in &self.by_sector[i..e] {
-                        let q = p - delta;
-                        let (o, ord) = (by_wave.of(q), issue.order(q.rem_euclid(wave)));
-                        let t = (o * steps + step as i64) * wave + ord;
-                        self.group.push((t, o, step, ord));
-                    }
-                    // In time order (by wave, step and issue position: `t`).
-                    self.group.sort_unstable_by_key(|g| g.0);
-                    for k in 1..self.group.len() {
-                        let (a, b) = (self.group[k - 1], self.group[k]);
-                        let class = PairClass {
-                            m: (b.1 - a.1) as u32,
-                            then: a.2,
-                            now: b.2,
-                            ord_then: a.3 as u32,
-                            ord_now: b.3 as u32,
-                        };
-                        let at = self.pair_at(class, j, wave);
-                        self.write_pairs[at].sectors += share;
+            if e - i < 2 {
+                i = e;
+                continue;
+            }
+            // A sector written as one before gives the same pairs: their sectors are added again.
+            let mut h = IntHasher::default();
+            for &(_, step, delta) in &self.by_sector[i..e] {
+                h.write_u32(step);
+                h.write_u64(delta as u64);
+            }
+            let hash = h.finish();
+            let known = self.patterns.get(&hash).copied().filter(|p| {
+                p.writes.1 == e - i
+                    && self.pattern_writes[p.writes.0..p.writes.0 + p.writes.1]
+                        .iter()
+                        .zip(&self.by_sector[i..e])
+                        .all(|(a, b)| *a == (b.1, b.2))
+            });
+            if let Some(p) = known {
+                let share = wj / p.writers.max(1) as f64;
+                for &at in &self.pattern_pairs[p.pairs.0..p.pairs.0 + p.pairs.1] {
+                    if p.writers == 0 {
+                        self.own_pairs[at as usize].2 += share;
+                    } else {
+                        self.write_pairs[at as usize].sectors += share;
                     }
                 }
+                i = e;
+                continue;
+            }
+            let (writes_start, pairs_start) = (self.pattern_writes.len(), self.pattern_pairs.len());
+            self.pattern_writes
+                .extend(self.by_sector[i..e].iter().map(|w| (w.1, w.2)));
+            let writers = self.sector_pairs(i, e, wj, own_pos, issue, steps);
+            if !self.patterns.contains_key(&hash) {
+                self.patterns.insert(
+                    hash,
+                    SectorPattern {
+                        writes: (writes_start, e - i),
+                        writers,
+                        pairs: (pairs_start, self.pattern_pairs.len() - pairs_start),
+                    },
+                );
             }
             i = e;
         }
+    }
+
+    /// Adds the pairs of consecutive writes of the sector whose writes are `by_sector[i..e]`
+    /// (see [`RowPass::row_pairs`]) and records their indices in `pattern_pairs`; returns the
+    /// sector's writers (0 where the block alone writes it).
+    fn sector_pairs(
+        &mut self,
+        i: usize,
+        e: usize,
+        wj: f64,
+        own_pos: &[i64; POSITIONS],
+        issue: Issue,
+        steps: i64,
+    ) -> usize {
+        let wave = issue.wave;
+        // Every writer of the sector sees the same pairs: each block counts its share, so that
+        // the representative block's place in the sector (often its first writer, where tiles
+        // are sector-aligned) does not bias the count.
+        let ws = &mut self.by_sector[i..e];
+        let writer = ws[0].2;
+        let solo = ws.iter().all(|w| w.2 == writer);
+        // One writer's writes are taken in step order: the block's own are bucketed so (its
+        // touches are in step order), a neighbour's are sorted. Those of several writers are put
+        // in time order below.
+        if solo && writer != 0 {
+            ws.sort_unstable();
+        }
+        let writers = if solo {
+            1
+        } else {
+            self.deltas.clear();
+            self.deltas.extend(ws.iter().map(|w| w.2));
+            self.deltas.sort_unstable();
+            self.deltas.dedup();
+            self.deltas.len()
+        };
+        let share = wj / writers as f64;
+        if solo && writer == 0 {
+            // The block alone: its writes are in time order, all in one wave, and the pairs are
+            // those of every own position (added to them at the end).
+            for k in i + 1..e {
+                let (then, now) = (self.by_sector[k - 1].1, self.by_sector[k].1);
+                let at = self.own_pair_at(then, now);
+                self.own_pairs[at].2 += share;
+                self.pattern_pairs.push(at as u32);
+            }
+            return 0;
+        }
+        for (j, &p) in own_pos.iter().enumerate() {
+            if solo {
+                // One writer: its writes are in time order, all in one wave.
+                let ord = issue.order((p - writer).rem_euclid(wave)) as u32;
+                for k in i + 1..e {
+                    let class = PairClass {
+                        m: 0,
+                        then: self.by_sector[k - 1].1,
+                        now: self.by_sector[k].1,
+                        ord_then: ord,
+                        ord_now: ord,
+                    };
+                    let at = self.pair_at(class, j, wave);
+                    self.write_pairs[at].sectors += share;
+                    self.pattern_pairs.push(at as u32);
+                }
+                continue;
+            }
+            self.group.clear();
+            for &(_, step, delta) in &self.by_sector[i..e] {
+                let q = p - delta;
+                let (o, ord) = (issue.by_wave.of(q), issue.order(q.rem_euclid(wave)));
+                let t = (o * steps + step as i64) * wave + ord;
+                self.group.push((t, o, step, ord));
+            }
+            // In time order (by wave, step and issue position: `t`).
+            self.group.sort_unstable_by_key(|g| g.0);
+            for k in 1..self.group.len() {
+                let (a, b) = (self.group[k - 1], self.group[k]);
+                let class = PairClass {
+                    m: (b.1 - a.1) as u32,
+                    then: a.2,
+                    now: b.2,
+                    ord_then: a.3 as u32,
+                    ord_now: b.3 as u32,
+                };
+                let at = self.pair_at(class, j, wave);
+                self.write_pairs[at].sectors += share;
+                self.pattern_pairs.push(at as u32);
+            }
+        }
+        writers
     }
 
     /// The pair of `class`, without sectors.
