@@ -1135,6 +1135,7 @@ impl BlockScratch {
         let mut sampled = None;
         for (&(b, weight, share), &first) in extra.iter().zip(&reuse) {
             let at = Self::at(classes, b);
+            let key = (at.origin[1], at.origin[2], at.ext);
             let part = match first {
                 Some(first) if !full => {
                     self.reused_axes |= first;
@@ -1158,8 +1159,7 @@ impl BlockScratch {
                     ..*r
                 }));
                 sampled = None;
-            } else if sampled != Some((at.origin[1], at.origin[2], at.ext)) {
-                let key = (at.origin[1], at.origin[2], at.ext);
+            } else if sampled != Some(key) {
                 if key == rep_key && !l1_full {
                     self.rows.clone_from(&rep_rows);
                 } else {

@@ -928,14 +928,15 @@ impl RowPass {
             };
             let pi = r.plane as usize;
             let plane = &planes[pi];
-            // The row's parts: `row_bits` its bands; sectors below `x_end` lie in the band
-            // along x; with `x_only`, only those are processed (the rest of the row is reused).
-            let (mut row_bits, mut x_end, mut x_only, mut record) = (0, i64::MIN, false, false);
+            // The row's parts: `row_bits` its bands; sectors below `band_end` (a sector, not a
+            // point as `Bands::x_end`) lie in the band along x; with `x_only`, only those are
+            // processed (the rest of the row is reused).
+            let (mut row_bits, mut band_end, mut x_only, mut record) = (0, i64::MIN, false, false);
             match part {
                 Part::All => {}
                 Part::Record(bands) => {
                     row_bits = bands.row_bits(r);
-                    x_end = bands.x_sector_end(plane, plane.row_base(r.y, r.z), s);
+                    band_end = bands.x_sector_end(plane, plane.row_base(r.y, r.z), s);
                     record = true;
                 }
                 Part::Reuse { bands, first, .. } => {
@@ -944,7 +945,7 @@ impl RowPass {
                         if first & 1 == 0 {
                             continue;
                         }
-                        x_end = bands.x_sector_end(plane, plane.row_base(r.y, r.z), s);
+                        band_end = bands.x_sector_end(plane, plane.row_base(r.y, r.z), s);
                         x_only = true;
                     }
                 }
@@ -1017,12 +1018,12 @@ impl RowPass {
                         let k = (x - s0) as usize;
                         if self.first[k] == NONE {
                             self.first[k] = t.step;
-                            if x_only && x >= x_end {
+                            if x_only && x >= band_end {
                                 continue;
                             }
                             self.first_touch[t.step as usize] += w;
                             if record {
-                                let part = row_bits | usize::from(x < x_end);
+                                let part = row_bits | usize::from(x < band_end);
                                 self.first_parts[t.step as usize][part] += w;
                             }
                         }
@@ -1033,7 +1034,7 @@ impl RowPass {
             if link {
                 let wl = group_weight(ri);
                 // Sectors `..x_band` of the row lie in the band along x.
-                let x_band = x_end.saturating_sub(s0).clamp(0, ns as i64) as usize;
+                let x_band = band_end.saturating_sub(s0).clamp(0, ns as i64) as usize;
                 let (ns, split) = match (x_only, record) {
                     (true, _) => (x_band, None),
                     (false, true) => (ns, Some((x_band, row_bits))),
@@ -1624,16 +1625,12 @@ impl RowPass {
             self.pattern_writes
                 .extend(self.by_sector[i..e].iter().map(|w| (w.1, w.2)));
             let writers = self.sector_pairs(i, e, wj, own_pos, issue, steps);
-            if !self.patterns.contains_key(&hash) {
-                self.patterns.insert(
-                    hash,
-                    SectorPattern {
-                        writes: (writes_start, e - i),
-                        writers,
-                        pairs: (pairs_start, self.pattern_pairs.len() - pairs_start),
-                    },
-                );
-            }
+            // A hash shared with other writes keeps the pattern first found.
+            self.patterns.entry(hash).or_insert(SectorPattern {
+                writes: (writes_start, e - i),
+                writers,
+                pairs: (pairs_start, self.pattern_pairs.len() - pairs_start),
+            });
             i = e;
         }
     }
