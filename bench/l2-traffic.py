@@ -36,6 +36,14 @@ isolates one candidate, over buffers well beyond the L2, with every other sector
   as the sectors a stencil's neighbouring blocks share: a copy near each, if the L2 keeps one).
 - `pieces 4/blocks/L/D` (the set `stagger`): the i-th of a sector's four blocks stores i × D
   cycles after its reads, so that a sector stays partly written for up to 3 D.
+- `runs K/MODE/T/F/L` (the set `runs`): stencil-like runs of partial stores. Every thread of blocks
+  of T threads stores F pieces, one per fold point, each a vector of 8/K words of a sector that
+  K pieces complete, with L coalesced loads before each store: of the thread's own line again
+  (`l1`: time between the stores) or through an L2-resident 8 MiB buffer (`l2`: a stencil's L2
+  reads between its stores). MODE `blocks`: a sector's K pieces come from K blocks
+  next to each other in launch order at the same fold point (narrow tiles: x-neighbours); `fold`:
+  from one thread at K consecutive fold points (tiles folded along x). T from 32 to 1024 at full
+  occupancy sets the blocks per SM at (nearly) the same warps per SM.
 - `copy B` (the set `partial`): the records read from one buffer and written to another, as the
   AoS kernel does (19 loads, then 19 stores): how near its bursts of stores come to the paced ones.
 
@@ -43,7 +51,7 @@ Every launch is checked (stores: the buffer's content; reads: the sum) before it
 Nsight Compute (`--clock-control none`, caches flushed before each launch) reads the L2's
 sectors from the L1s and the DRAM bytes.
 
-usage (GPU, CuPy, ncu): bench/l2-traffic.py measure OUT.json [traffic|partial|capacity|stagger]
+usage (GPU, CuPy, ncu): bench/l2-traffic.py measure OUT.json [traffic|partial|capacity|stagger|runs]
                          bench/l2-traffic.py summary OUT.json
 """
 import json
@@ -132,6 +140,36 @@ extern "C" __global__ void pieces(float* __restrict__ a, int k, int by_warps,
     }
     a[sector * 8 + word] = sum == (float)loads ? 3.0f : 0.0f;
 }
+extern "C" __global__ void runs(float* __restrict__ a, int k, int by_fold, int folds,
+                                const float* __restrict__ src, long long src_n, int loads,
+                                long long load_step)
+{
+    const long long t = threadIdx.x, T = blockDim.x, b = blockIdx.x;
+    const long long all = (long long)gridDim.x * T, gid = b * T + t;
+    const int w = 8 / k;
+    float sum = 0.0f;
+    for (int f = 0; f < folds; ++f) {
+        // load_step 0: each thread reads the words of its own line again (L1 hits); else a
+        // megabyte and a line further each load, through the source (L1 misses, L2 hits).
+        for (int j = 0; j < loads; ++j)
+            sum += src[(gid + (load_step ? (long long)(f * loads + j) * load_step
+                                         : (long long)(f * loads + j) % 32)) % src_n];
+        long long sector;
+        int piece;
+        if (by_fold) {
+            sector = (b * (folds / k) + f / k) * T + t;
+            piece = f % k;
+        } else {
+            sector = ((b / k) * folds + f) * T + t;
+            piece = (int)(b % k);
+        }
+        float* p = a + sector * 8 + piece * w;
+        const float v = sum == (float)((f + 1) * loads) ? 3.0f : 0.0f;
+        if (w == 4) *(float4*)p = make_float4(v, v, v, v);
+        else if (w == 2) *(float2*)p = make_float2(v, v);
+        else *p = v;
+    }
+}
 __device__ void scan(const float4* __restrict__ a, long long per, int shift, int chunks, float* out)
 {
     const long long b = (blockIdx.x + shift) % chunks;
@@ -186,6 +224,8 @@ BLOCKS = [(8, 8, 16), (4, 16, 16), (16, 8, 8), (16, 64, 1), (32, 4, 2), (64, 2, 
           (256, 1, 1), (256, 4, 1), (32, 1, 1)]
 
 
+RUNS_SOURCE_WORDS = 1 << 21  # runs: an 8 MiB source, read from L2 after its first pass
+RUNS_L2_STEP = (1 << 18) + 32  # runs: words between a thread's loads through L2 (1 MiB + a line)
 READ_BLOCKS_PER_SM = 8  # reread: blocks of 256 threads, all resident
 
 
@@ -207,6 +247,16 @@ def plan(which):
                             "stagger": stagger})
             pts.append({"probe": "pieces", "pieces": 1, "mode": "blocks", "loads": loads,
                         "stagger": 8000})
+        return pts
+    if which == "runs":
+        for k in (2, 4):
+            for threads in (32, 64, 256, 1024):
+                for loads, via in ((0, "l1"), (32, "l1"), (8, "l2"), (32, "l2")):
+                    for mode, folds in (("blocks", 1), ("blocks", 4), ("blocks", 16),
+                                        ("fold", 4), ("fold", 16)):
+                        pts.append({"probe": "runs", "pieces": k, "mode": mode,
+                                    "threads": threads, "folds": folds, "loads": loads,
+                                    "via": via})
         return pts
     if which == "capacity":
         for mapping in ("same", "shifted", "twice"):
@@ -307,6 +357,20 @@ def launch(plan_path):
             rt.deviceSynchronize()
             if not bool(cp.all(dst == 3.0)):
                 sys.exit(f"pieces {pt}: wrong words written")
+        elif kind == "runs":
+            dst = rec[:SECTORS * 8]
+            dst.fill(0.0)
+            resident = big[:RUNS_SOURCE_WORDS]
+            resident.fill(1.0)
+            blocks = SECTORS * pt["pieces"] // (pt["threads"] * pt["folds"])
+            mod.get_function("runs")((blocks,), (pt["threads"],),
+                                     (dst, cp.int32(pt["pieces"]), cp.int32(pt["mode"] == "fold"),
+                                      cp.int32(pt["folds"]), resident,
+                                      cp.int64(RUNS_SOURCE_WORDS), cp.int32(pt["loads"]),
+                                      cp.int64(RUNS_L2_STEP if pt["via"] == "l2" else 0)))
+            rt.deviceSynchronize()
+            if not bool(cp.all(dst == 3.0)):
+                sys.exit(f"runs {pt}: wrong words written")
         elif kind == "paced":
             part = rec[:PACED_CELLS * Q]
             part.fill(0.0)
@@ -367,7 +431,8 @@ def measure(out_path, which):
         # as the first left it (kernel replay restores memory in between).
         cache, replay, names = (
             ("none", "application", "reread") if which == "capacity" else
-            ("all", "kernel", "gather|scatter|records|records_read|soa_store|paced|copy|pieces"))
+            ("all", "kernel",
+             "gather|scatter|records|records_read|soa_store|paced|copy|pieces|runs"))
         run = subprocess.run(
             ["ncu", "--clock-control", "none", "--cache-control", cache, "--replay-mode", replay,
              "--kernel-name",
@@ -384,7 +449,7 @@ def measure(out_path, which):
     results = []
     for pt, row in zip(points, rows):
         m = {k: number(row[k]) for k in METRICS}
-        if pt["probe"] in ("gather", "scatter", "pieces"):
+        if pt["probe"] in ("gather", "scatter", "pieces", "runs"):
             pt["units"], pt["unit_bytes"] = SECTORS, 32
         elif pt["probe"] == "paced":
             pt["units"], pt["unit_bytes"] = PACED_CELLS, 4 * Q
@@ -404,7 +469,7 @@ def summary(path):
     print(f"# L2 to DRAM traffic probes on the {d['device']} (issue 8)\n")
     print(f"Measured {d['date'][:10]}, driver {d['driver']}, default "
           f"`cudaLimitMaxL2FetchGranularity` {d['default_fetch_limit']} B. Per unit (a sector for "
-          "gather, scatter and pieces, a byte of the buffer for reread, a 76-byte record for the "
+          "gather, scatter, pieces and runs, a byte of the buffer for reread, a 76-byte record for the "
           "others), in bytes; `L2 rd`/`L2 wr` are the "
           "sectors from the L1s times 32.\n")
     print("| probe | setting | L2 rd | L2 rd miss | L2 wr | L2 wr miss | DRAM rd | DRAM wr | time |")
@@ -421,6 +486,11 @@ def summary(path):
         elif r["probe"] == "pieces":
             setting = (f"{r['pieces']} pieces per sector, by {r['mode']}, {r.get('loads', 0)} loads "
                        f"first, stagger {r.get('stagger', 0)} cycles")
+        elif r["probe"] == "runs":
+            bps = min(32, 2048 // r["threads"])
+            setting = (f"{r['pieces']} pieces per sector by {r['mode']}, blocks of {r['threads']} "
+                       f"({bps} per SM, {bps * r['threads'] // 32} warps), {r['folds']} fold "
+                       f"points, {r['loads']} loads each via {r['via'].upper()}")
         elif r["probe"] == "paced":
             # Microseconds a warp takes for its record, and the records in flight meanwhile.
             rounds = r["units"] / d["sms"] / (32 * r["warps_per_sm"])
@@ -443,8 +513,8 @@ def main():
         launch(args[1])
     elif len(args) in (2, 3) and args[0] == "measure":
         which = args[2] if len(args) == 3 else "traffic"
-        if which not in ("traffic", "partial", "capacity", "stagger"):
-            sys.exit(f"the probe set is traffic, partial, capacity or stagger, not {which}")
+        if which not in ("traffic", "partial", "capacity", "stagger", "runs"):
+            sys.exit(f"the probe set is traffic, partial, capacity, stagger or runs, not {which}")
         measure(args[1], which)
     elif len(args) == 2 and args[0] == "summary":
         summary(args[1])

@@ -4,7 +4,8 @@
 //! With a third argument, every configuration's volumes are written there, one line each with
 //! all digits, to check that a change of the visitor's speed leaves its results alone.
 //! `SPACE_TIMING_STRIDE=k` takes every k-th configuration only (for instruction counts under
-//! valgrind, which are steadier than times on a shared machine).
+//! valgrind, which are steadier than times on a shared machine). `SPACE_TIMING_ALL=1` lists every
+//! configuration's time (lines `ALL µs config`), to see how the cost spreads over the space.
 
 use stencilscope::config::{check_legal, enumerate, SpaceOptions};
 use stencilscope::footprint::{CacheParams, Estimator};
@@ -87,6 +88,11 @@ fn main() {
     let n = times.len();
     for (q, i) in [("median", n / 2), ("p90", n / 10), ("p99", n / 100)] {
         println!("{q}: {:.1} µs", 1e6 * times[i].0);
+    }
+    if std::env::var_os("SPACE_TIMING_ALL").is_some() {
+        for (t, c) in &times {
+            println!("ALL {:.1} {c}", 1e6 * t);
+        }
     }
     for (t, c) in times.iter().take(12) {
         println!("{:9.2} ms {c}", 1e3 * t);
