@@ -490,7 +490,8 @@ def summary(path):
             bps = min(32, 2048 // r["threads"])
             setting = (f"{r['pieces']} pieces per sector by {r['mode']}, blocks of {r['threads']} "
                        f"({bps} per SM, {bps * r['threads'] // 32} warps), {r['folds']} fold "
-                       f"points, {r['loads']} loads each via {r['via'].upper()}")
+                       f"points, " + (f"{r['loads']} loads each via {r['via'].upper()}"
+                                      if r["loads"] else "no loads"))
         elif r["probe"] == "paced":
             # Microseconds a warp takes for its record, and the records in flight meanwhile.
             rounds = r["units"] / d["sms"] / (32 * r["warps_per_sm"])
