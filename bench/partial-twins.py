@@ -17,9 +17,9 @@ Nsight Compute (caches flushed before each launch, `--clock-control none`):
 
 The input repeats with the variant's period (1024 elements for `orig`), so every variant computes
 the same result as `orig` on it, and every launch is checked against the CuPy reference of the
-formula printed in the source. Each configuration
-runs in f64 and in f32 (a sector's pieces of 8 or 4 bytes, shared by half as many or twice as
-many x-neighbours), next to a control with full sectors (32×4×2, no folding).
+formula printed in the source. Each configuration runs in f64 and in f32 (a sector's pieces of 8
+or 4 bytes, shared by half or twice as many x-neighbours), next to a control with full sectors
+(32×4×2, no folding).
 
 The set `offsets` launches `orig` of four of the configurations (and the controls) with the output
 placed 0, 1 MiB, 3 MiB + 64 KiB and 17 MiB + 2 KiB further from the input than the allocator puts
