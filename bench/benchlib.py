@@ -4,8 +4,10 @@ import datetime
 import io
 import os
 import re
+import json
 import subprocess
 import sys
+import tempfile
 
 
 def parse_twin(src):
@@ -87,6 +89,27 @@ def ncu_rows(text):
     rows = list(csv.reader(io.StringIO(text[start:])))
     head = rows[0]
     return [dict(zip(head, r)) for r in rows[2:] if len(r) == len(head)]
+
+
+def profile_plan(script, points, names, metrics, cache="all", replay="kernel"):
+    """Runs `script launch PLAN` (PLAN: a JSON of `points`) under Nsight Compute
+    (`--clock-control none`, caches `cache` before each launch, replay mode `replay`) and returns
+    `(rows, stdout)`: ncu's rows of the kernels named in `names`, one per point in launch order
+    (exits where their number differs), and what the launches printed."""
+    with tempfile.TemporaryDirectory() as tmp:
+        plan_path = os.path.join(tmp, "plan.json")
+        json.dump({"points": points}, open(plan_path, "w"))
+        log = os.path.join(tmp, "ncu.csv")
+        run = subprocess.run(
+            ["ncu", "--clock-control", "none", "--cache-control", cache, "--replay-mode", replay,
+             "--kernel-name", f"regex:^({'|'.join(names)})$", "--metrics", ",".join(metrics),
+             "--csv", "--page", "raw", "--print-units", "base", "--log-file", log,
+             sys.executable, os.path.abspath(script), "launch", plan_path],
+            check=True, capture_output=True, text=True)
+        rows = [r for r in ncu_rows(open(log).read()) if r["Kernel Name"].split("(")[0] in names]
+    if len(rows) != len(points):
+        sys.exit(f"ncu recorded {len(rows)} launches, expected {len(points)}")
+    return rows, run.stdout
 
 
 def number(s):

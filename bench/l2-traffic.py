@@ -56,12 +56,10 @@ usage (GPU, CuPy, ncu): bench/l2-traffic.py measure OUT.json [traffic|partial|ca
 """
 import json
 import os
-import subprocess
 import sys
-import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from benchlib import ncu_rows, number, provenance  # noqa: E402
+from benchlib import number, profile_plan, provenance  # noqa: E402
 
 Q = 19
 SOURCE = r"""
@@ -422,29 +420,16 @@ def measure(out_path, which):
     import cupy as cp
 
     points = plan(which)
-    with tempfile.TemporaryDirectory() as tmp:
-        plan_path = os.path.join(tmp, "plan.json")
-        json.dump({"points": points}, open(plan_path, "w"))
-        log = os.path.join(tmp, "ncu.csv")
-        # The capacity set profiles the second pass only and must not flush before it; ncu
-        # replays the whole process for each pass of metrics, so that every pass finds the L2
-        # as the first left it (kernel replay restores memory in between).
-        cache, replay, names = (
-            ("none", "application", "reread") if which == "capacity" else
-            ("all", "kernel",
-             "gather|scatter|records|records_read|soa_store|paced|copy|pieces|runs"))
-        run = subprocess.run(
-            ["ncu", "--clock-control", "none", "--cache-control", cache, "--replay-mode", replay,
-             "--kernel-name",
-             f"regex:^({names})$", "--metrics",
-             ",".join(METRICS), "--csv", "--page", "raw", "--print-units", "base",
-             "--log-file", log, sys.executable, os.path.abspath(__file__), "launch", plan_path],
-            check=True, capture_output=True, text=True)
-        default_limit = json.loads(run.stdout.strip().splitlines()[-1])["default_fetch_limit"]
-        rows = [r for r in ncu_rows(open(log).read())
-                if r["Kernel Name"].split("(")[0] in names.split("|")]
-    if len(rows) != len(points):
-        sys.exit(f"ncu recorded {len(rows)} probe launches, expected {len(points)}")
+    # The capacity set profiles the second pass only and must not flush before it; ncu replays
+    # the whole process for each pass of metrics, so that every pass finds the L2 as the first
+    # left it (kernel replay restores memory in between).
+    cache, replay, names = (
+        ("none", "application", ["reread"]) if which == "capacity" else
+        ("all", "kernel",
+         ["gather", "scatter", "records", "records_read", "soa_store", "paced", "copy", "pieces",
+          "runs"]))
+    rows, out = profile_plan(__file__, points, names, METRICS, cache, replay)
+    default_limit = json.loads(out.strip().splitlines()[-1])["default_fetch_limit"]
     sms = cp.cuda.Device().attributes["MultiProcessorCount"]
     results = []
     for pt, row in zip(points, rows):

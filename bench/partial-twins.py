@@ -21,7 +21,7 @@ formula printed in the source. Each configuration runs in f64 and in f32 (a sect
 or 4 bytes, shared by half or twice as many x-neighbours), next to a control with full sectors
 (32×4×2, no folding).
 
-The set `offsets` launches `orig` of four of the configurations (and the controls) with the output
+The set `offsets` launches `orig` of four of the configurations (and their controls) with the output
 placed 0, 1 MiB, 3 MiB + 64 KiB and 17 MiB + 2 KiB further from the input than the allocator puts
 it: whether the loss depends on where in L2 the output's sectors fall relative to the input's.
 
@@ -32,12 +32,10 @@ usage (GPU, CuPy, ncu, the stencilscope binary):
 import json
 import os
 import re
-import subprocess
 import sys
-import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from benchlib import check_twin, emit_cuda, ncu_rows, number, provenance  # noqa: E402
+from benchlib import check_twin, emit_cuda, number, profile_plan, provenance  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 DOMAIN = "256,256,256"
@@ -58,6 +56,7 @@ OFFSET_PLAN = [
     ("stencils/box3d_r1.toml", "f32", (1, 16, 4), (2, 4, 2)),
     ("stencils/box3d_r1.toml", "f64", (1, 16, 4), (2, 4, 2)),
     ("stencils/box3d_r1.toml", "f32", (32, 4, 2), (1, 1, 1)),
+    ("stencils/box3d_r1.toml", "f64", (32, 4, 2), (1, 1, 1)),
 ]
 OFFSETS = (0, 1 << 20, (3 << 20) + (64 << 10), (17 << 20) + 2048)
 # Variant: the period (elements) its loads' indices are taken modulo, and its input repeats with.
@@ -121,21 +120,7 @@ def measure(binary, out_path, which_set):
     else:
         points = [point(kernel, dtype, block, fold, "orig", off)
                   for kernel, dtype, block, fold in OFFSET_PLAN for off in OFFSETS]
-    with tempfile.TemporaryDirectory() as tmp:
-        plan_path = os.path.join(tmp, "plan.json")
-        json.dump({"points": points}, open(plan_path, "w"))
-        log = os.path.join(tmp, "ncu.csv")
-        names = sorted({p["name"] for p in points})
-        subprocess.run(
-            ["ncu", "--clock-control", "none", "--cache-control", "all", "--kernel-name",
-             f"regex:^({'|'.join(names)})$", "--metrics", ",".join(METRICS), "--csv", "--page",
-             "raw", "--print-units", "base", "--log-file", log, sys.executable,
-             os.path.abspath(__file__), "launch", plan_path],
-            check=True, capture_output=True, text=True)
-        rows = [r for r in ncu_rows(open(log).read())
-                if r["Kernel Name"].split("(")[0] in names]
-    if len(rows) != len(points):
-        sys.exit(f"ncu recorded {len(rows)} launches, expected {len(points)}")
+    rows, _ = profile_plan(__file__, points, sorted({p["name"] for p in points}), METRICS)
     results = []
     for pt, row in zip(points, rows):
         pt = {k: v for k, v in pt.items() if k != "source"}
