@@ -509,9 +509,12 @@ pub(crate) struct RowPass {
     issued: Vec<bool>,
     rows_yz: Vec<(i64, i64)>,
     /// The loads landing on a row: their block along y and z and index in `acc`.
-    yz_acc: Vec<(i64, i64, u32)>,
-    /// The distinct blocks of `yz_acc`.
+    yz_acc: Vec<(u32, u32)>,
+    /// The distinct blocks of `yz_acc` (indexed by its first field), and where each one's
+    /// accesses end in `group_acc`.
     yz_blocks: Vec<(i64, i64)>,
+    yz_ends: Vec<usize>,
+    /// The loads of `yz_acc` grouped by block, in `acc` order within each block.
     group_acc: Vec<PlaneAccess>,
     events: Vec<Event>,
     ever: Vec<u64>,
@@ -1119,25 +1122,35 @@ impl RowPass {
             let by = grid.block_along(1, r.y - a.off[1]);
             let bz = grid.block_along(2, r.z - a.off[2]);
             if (0..grid.blocks[1]).contains(&by) && (0..grid.blocks[2]).contains(&bz) {
-                self.yz_acc.push((by, bz, ai as u32));
-                if !self.yz_blocks.contains(&(by, bz)) {
-                    self.yz_blocks.push((by, bz));
-                }
+                let b = match self.yz_blocks.iter().position(|&e| e == (by, bz)) {
+                    Some(b) => b,
+                    None => {
+                        self.yz_blocks.push((by, bz));
+                        self.yz_blocks.len() - 1
+                    }
+                };
+                self.yz_acc.push((b as u32, ai as u32));
             }
         }
-        let (bx_lo, bx_hi) = grid.blocks_reaching(xlo, xhi, reach[0]);
+        // Each block's loads in slot order (the order of `acc`, kept by the stable sort): a
+        // canonical key (see `group_key`).
+        self.yz_acc.sort_by_key(|e| e.0);
         let mut group = std::mem::take(&mut self.group_acc);
+        group.clear();
+        group.extend(self.yz_acc.iter().map(|e| acc[e.1 as usize]));
+        self.yz_ends.clear();
+        self.yz_ends.resize(self.yz_blocks.len(), 0);
+        for e in &self.yz_acc {
+            self.yz_ends[e.0 as usize] += 1;
+        }
+        for b in 1..self.yz_ends.len() {
+            self.yz_ends[b] += self.yz_ends[b - 1];
+        }
+        let (bx_lo, bx_hi) = grid.blocks_reaching(xlo, xhi, reach[0]);
         for yz in 0..self.yz_blocks.len() {
             let (by, bz) = self.yz_blocks[yz];
-            // Each block's loads in slot order (the order of `acc`): a canonical key (see
-            // `group_key`).
-            group.clear();
-            group.extend(
-                self.yz_acc
-                    .iter()
-                    .filter(|e| (e.0, e.1) == (by, bz))
-                    .map(|e| acc[e.2 as usize]),
-            );
+            let start = if yz == 0 { 0 } else { self.yz_ends[yz - 1] };
+            let grp = &group[start..self.yz_ends[yz]];
             let tile0 = grid.tile[0];
             // The neighbour at `bx`, or `None` where it is this block or starts a wave or more
             // after it (it cannot be an earlier access); with its time offsets per own position.
@@ -1166,8 +1179,8 @@ impl RowPass {
                     origin: first.origin,
                     ext: [tile0, first.ext[1], first.ext[2]],
                 };
-                key_hash = self.group_key(&group, &at, sh, r);
-                let (g0, pstart, plen) = self.group_first(plane, &group, &at, sh, r, key_hash);
+                key_hash = self.group_key(grp, &at, sh, r);
+                let (g0, pstart, plen) = self.group_first(plane, grp, &at, sh, r, key_hash);
                 let (len, ts) = (plen as i64, div_pow2(tile0 * plane.pitch, s));
                 let k_min = floor_div(s0 - len - g0, ts) + 1;
                 let k_max = -floor_div(-(s0 + ns as i64 - g0), ts) - 1;
@@ -1197,7 +1210,7 @@ impl RowPass {
                 }
             }
             if !aligned {
-                key_hash = self.group_key(&group, &grid.at([full_lo, by, bz]), sh, r);
+                key_hash = self.group_key(grp, &grid.at([full_lo, by, bz]), sh, r);
             }
             // Along the row of blocks the pattern repeats with the start within a sector (a few
             // values: the sector over the GCD with the tile's bytes) and the valid extent; the
@@ -1216,7 +1229,7 @@ impl RowPass {
                     let (g0, pstart, plen) = match known {
                         Some(m) => (if m.4 == 0 { i64::MAX } else { m.2 + q }, m.3, m.4),
                         None => {
-                            let f = self.group_first(plane, &group, &at, sh, r, key_hash);
+                            let f = self.group_first(plane, grp, &at, sh, r, key_hash);
                             if n_met < met.len() {
                                 met[n_met] = (at.ext[0], res, f.0.wrapping_sub(q), f.1, f.2);
                                 n_met += 1;
