@@ -44,6 +44,13 @@ isolates one candidate, over buffers well beyond the L2, with every other sector
   next to each other in launch order at the same fold point (narrow tiles: x-neighbours); `fold`:
   from one thread at K consecutive fold points (tiles folded along x). T from 32 to 1024 at full
   occupancy sets the blocks per SM at (nearly) the same warps per SM.
+- `scatter 1/32` over 128 KiB to 128 MiB of sectors, and `lag L` (the set `threshold`): whether
+  the L2 fills partly written sectors because there are too many of them (an NVIDIA patent,
+  US 9,110,809, "Reducing memory traffic in DRAM ECC mode", fills partial writes once their
+  number passes a threshold), not only when it evicts them. `scatter` leaves every sector partly
+  written; below the L2's capacity only such a limit can fill them during the kernel. `lag L`:
+  block b writes the first halves of 64 sectors and the second halves of those block b - L wrote,
+  so that about 64 L sectors are partly written at a time, over 128 MiB.
 - `copy B` (the set `partial`): the records read from one buffer and written to another, as the
   AoS kernel does (19 loads, then 19 stores): how near its bursts of stores come to the paced ones.
 
@@ -51,7 +58,8 @@ Every launch is checked (stores: the buffer's content; reads: the sum) before it
 Nsight Compute (`--clock-control none`, caches flushed before each launch) reads the L2's
 sectors from the L1s and the DRAM bytes.
 
-usage (GPU, CuPy, ncu): bench/l2-traffic.py measure OUT.json [traffic|partial|capacity|stagger|runs]
+usage (GPU, CuPy, ncu): bench/l2-traffic.py measure OUT.json
+                           [traffic|partial|capacity|stagger|runs|threshold]
                          bench/l2-traffic.py summary OUT.json
 """
 import json
@@ -137,6 +145,14 @@ extern "C" __global__ void pieces(float* __restrict__ a, int k, int by_warps,
         word = (blockIdx.x % k) * w + t % w;
     }
     a[sector * 8 + word] = sum == (float)loads ? 3.0f : 0.0f;
+}
+extern "C" __global__ void lag(float* __restrict__ a, long long groups, long long lag)
+{
+    // Block b writes the first halves of group b's 64 sectors and the second halves of group
+    // b - lag's: about lag * 64 sectors are partly written at any time.
+    const long long b = blockIdx.x, t = threadIdx.x;
+    if (b < groups) a[(b * 64 + t / 4) * 8 + t % 4] = 3.0f;
+    if (b >= lag) a[((b - lag) * 64 + t / 4) * 8 + 4 + t % 4] = 3.0f;
 }
 extern "C" __global__ void runs(float* __restrict__ a, int k, int by_fold, int folds,
                                 const float* __restrict__ src, long long src_n, int loads,
@@ -246,6 +262,15 @@ def plan(which):
             pts.append({"probe": "pieces", "pieces": 1, "mode": "blocks", "loads": loads,
                         "stagger": 8000})
         return pts
+    if which == "threshold":
+        # Partly written sectors never completed, fewer and more than the L2 holds; and sectors
+        # completed `lag` blocks later, so that about lag * 64 are partly written at a time.
+        for n in (1 << 12, 1 << 14, 1 << 16, 1 << 17, 1 << 18, 1 << 19, 1 << 20, 1 << 21, 1 << 22):
+            pts.append({"probe": "scatter", "stride": 32, "words": 1, "sectors": n})
+        pts.append({"probe": "scatter", "stride": 32, "words": 8, "sectors": 1 << 18})
+        for lag in (1, 4, 16, 64, 256, 1024, 4096, 16384):
+            pts.append({"probe": "lag", "lag": lag})
+        return pts
     if which == "runs":
         for k in (2, 4):
             for threads in (32, 64, 256, 1024):
@@ -319,12 +344,13 @@ def launch(plan_path):
             if float(out[0]) != 0.0:
                 sys.exit(f"gather {pt}: read something other than the ones written")
         elif kind == "scatter":
+            n = pt.get("sectors", SECTORS)
             big.fill(1.0)
-            mod.get_function("scatter")((SECTORS * 8 // 256,), (256,),
-                                        (big, cp.int64(SECTORS), cp.int32(pt["stride"] // 4),
+            mod.get_function("scatter")((n * 8 // 256,), (256,),
+                                        (big, cp.int64(n), cp.int32(pt["stride"] // 4),
                                          cp.int32(pt["words"])))
             rt.deviceSynchronize()
-            view = big[:SECTORS * pt["stride"] // 4].reshape(SECTORS, pt["stride"] // 4)
+            view = big[:n * pt["stride"] // 4].reshape(n, pt["stride"] // 4)
             if not (bool(cp.all(view[:, :pt["words"]] == 2.0))
                     and bool(cp.all(view[:, pt["words"]:] == 1.0))):
                 sys.exit(f"scatter {pt}: wrong words written")
@@ -355,6 +381,15 @@ def launch(plan_path):
             rt.deviceSynchronize()
             if not bool(cp.all(dst == 3.0)):
                 sys.exit(f"pieces {pt}: wrong words written")
+        elif kind == "lag":
+            dst = rec[:SECTORS * 8]
+            dst.fill(0.0)
+            groups = SECTORS // 64
+            mod.get_function("lag")((groups + pt["lag"],), (256,),
+                                    (dst, cp.int64(groups), cp.int64(pt["lag"])))
+            rt.deviceSynchronize()
+            if not bool(cp.all(dst == 3.0)):
+                sys.exit(f"lag {pt}: wrong words written")
         elif kind == "runs":
             dst = rec[:SECTORS * 8]
             dst.fill(0.0)
@@ -427,15 +462,15 @@ def measure(out_path, which):
         ("none", "application", ["reread"]) if which == "capacity" else
         ("all", "kernel",
          ["gather", "scatter", "records", "records_read", "soa_store", "paced", "copy", "pieces",
-          "runs"]))
+          "runs", "lag"]))
     rows, out = profile_plan(__file__, points, names, METRICS, cache, replay)
     default_limit = json.loads(out.strip().splitlines()[-1])["default_fetch_limit"]
     sms = cp.cuda.Device().attributes["MultiProcessorCount"]
     results = []
     for pt, row in zip(points, rows):
         m = {k: number(row[k]) for k in METRICS}
-        if pt["probe"] in ("gather", "scatter", "pieces", "runs"):
-            pt["units"], pt["unit_bytes"] = SECTORS, 32
+        if pt["probe"] in ("gather", "scatter", "pieces", "runs", "lag"):
+            pt["units"], pt["unit_bytes"] = pt.get("sectors", SECTORS), 32
         elif pt["probe"] == "paced":
             pt["units"], pt["unit_bytes"] = PACED_CELLS, 4 * Q
         elif pt["probe"] == "reread":
@@ -466,6 +501,11 @@ def summary(path):
             setting = f"stride {r['stride']} B, fetch limit {lim}"
         elif r["probe"] == "scatter":
             setting = f"{r['words']} words every {r['stride']} B"
+            if "sectors" in r:
+                setting += f", {r['sectors'] * 32 / 2**20:g} MiB of sectors"
+        elif r["probe"] == "lag":
+            setting = (f"halves {r['lag']} blocks apart (about {r['lag'] * 64 * 32 / 2**20:g} MiB of "
+                       "sectors partly written at a time)")
         elif r["probe"] == "reread":
             setting = f"{r['mb']} MiB, {r['mapping']} blocks"
         elif r["probe"] == "pieces":
@@ -499,8 +539,9 @@ def main():
         launch(args[1])
     elif len(args) in (2, 3) and args[0] == "measure":
         which = args[2] if len(args) == 3 else "traffic"
-        if which not in ("traffic", "partial", "capacity", "stagger", "runs"):
-            sys.exit(f"the probe set is traffic, partial, capacity, stagger or runs, not {which}")
+        if which not in ("traffic", "partial", "capacity", "stagger", "runs", "threshold"):
+            sys.exit("the probe set is traffic, partial, capacity, stagger, runs or threshold, "
+                     f"not {which}")
         measure(args[1], which)
     elif len(args) == 2 and args[0] == "summary":
         summary(args[1])
