@@ -368,42 +368,35 @@ def launch(plan_path):
             rt.deviceSynchronize()
             if float(out[0]) != 0.0:
                 sys.exit(f"reread {pt}: read something other than the ones written")
-        elif kind == "pieces":
-            # Written into the records' buffer, read (all ones) from the big one.
+        elif kind in ("pieces", "lag", "runs"):
+            # Sectors written in pieces into the records' buffer (every word must end up 3).
             dst = rec[:SECTORS * 8]
             dst.fill(0.0)
-            big.fill(1.0)
-            mod.get_function("pieces")((SECTORS * 8 // 256,), (256,),
-                                       (dst, cp.int32(pt["pieces"]),
-                                        cp.int32(pt["mode"] == "warps"), big,
-                                        cp.int64(big.size), cp.int32(pt["loads"]),
-                                        cp.int32(pt.get("stagger", 0))))
+            if kind == "pieces":
+                # Read (all ones) from the big buffer.
+                big.fill(1.0)
+                mod.get_function("pieces")((SECTORS * 8 // 256,), (256,),
+                                           (dst, cp.int32(pt["pieces"]),
+                                            cp.int32(pt["mode"] == "warps"), big,
+                                            cp.int64(big.size), cp.int32(pt["loads"]),
+                                            cp.int32(pt.get("stagger", 0))))
+            elif kind == "lag":
+                groups = SECTORS // 64
+                mod.get_function("lag")((groups + pt["lag"],), (256,),
+                                        (dst, cp.int64(groups), cp.int64(pt["lag"])))
+            else:
+                resident = big[:RUNS_SOURCE_WORDS]
+                resident.fill(1.0)
+                blocks = SECTORS * pt["pieces"] // (pt["threads"] * pt["folds"])
+                mod.get_function("runs")((blocks,), (pt["threads"],),
+                                         (dst, cp.int32(pt["pieces"]),
+                                          cp.int32(pt["mode"] == "fold"), cp.int32(pt["folds"]),
+                                          resident, cp.int64(RUNS_SOURCE_WORDS),
+                                          cp.int32(pt["loads"]),
+                                          cp.int64(RUNS_L2_STEP if pt["via"] == "l2" else 0)))
             rt.deviceSynchronize()
             if not bool(cp.all(dst == 3.0)):
-                sys.exit(f"pieces {pt}: wrong words written")
-        elif kind == "lag":
-            dst = rec[:SECTORS * 8]
-            dst.fill(0.0)
-            groups = SECTORS // 64
-            mod.get_function("lag")((groups + pt["lag"],), (256,),
-                                    (dst, cp.int64(groups), cp.int64(pt["lag"])))
-            rt.deviceSynchronize()
-            if not bool(cp.all(dst == 3.0)):
-                sys.exit(f"lag {pt}: wrong words written")
-        elif kind == "runs":
-            dst = rec[:SECTORS * 8]
-            dst.fill(0.0)
-            resident = big[:RUNS_SOURCE_WORDS]
-            resident.fill(1.0)
-            blocks = SECTORS * pt["pieces"] // (pt["threads"] * pt["folds"])
-            mod.get_function("runs")((blocks,), (pt["threads"],),
-                                     (dst, cp.int32(pt["pieces"]), cp.int32(pt["mode"] == "fold"),
-                                      cp.int32(pt["folds"]), resident,
-                                      cp.int64(RUNS_SOURCE_WORDS), cp.int32(pt["loads"]),
-                                      cp.int64(RUNS_L2_STEP if pt["via"] == "l2" else 0)))
-            rt.deviceSynchronize()
-            if not bool(cp.all(dst == 3.0)):
-                sys.exit(f"runs {pt}: wrong words written")
+                sys.exit(f"{kind} {pt}: wrong words written")
         elif kind == "paced":
             part = rec[:PACED_CELLS * Q]
             part.fill(0.0)

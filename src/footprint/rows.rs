@@ -508,11 +508,11 @@ pub(crate) struct RowPass {
     /// thread loaded is not issued: it is in a register).
     issued: Vec<bool>,
     rows_yz: Vec<(i64, i64)>,
-    /// The loads landing on a row: their block along y and z and index in `acc`.
+    /// The loads landing on a row: their block (index in `yz_blocks`) and index in `acc`.
     yz_acc: Vec<(u32, u32)>,
-    /// The distinct blocks of `yz_acc` (indexed by its first field), and where each one's
-    /// accesses end in `group_acc`.
+    /// The distinct blocks (along y and z) of `yz_acc`, in order of first appearance.
     yz_blocks: Vec<(i64, i64)>,
+    /// Where each block's loads end in `group_acc`.
     yz_ends: Vec<usize>,
     /// The loads of `yz_acc` grouped by block, in `acc` order within each block.
     group_acc: Vec<PlaneAccess>,
