@@ -1,21 +1,8 @@
 //! The `emit`, `run` and `devices` commands as a user calls them.
 
-use std::process::Command;
-
-fn bin() -> Command {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_stencilscope"));
-    c.current_dir(env!("CARGO_MANIFEST_DIR"));
-    c
-}
-
-fn out(c: &mut Command) -> (bool, String, String) {
-    let o = c.output().unwrap();
-    (
-        o.status.success(),
-        String::from_utf8_lossy(&o.stdout).into_owned(),
-        String::from_utf8_lossy(&o.stderr).into_owned(),
-    )
-}
+#[path = "support/cli.rs"]
+mod cli;
+use cli::{bin, out};
 
 #[test]
 fn emit_prints_each_target() {

@@ -1,18 +1,10 @@
 //! `stencilscope show` end to end through the binary.
 
-use std::process::Command;
+#[path = "support/cli.rs"]
+mod cli;
 
 fn show(args: &[&str]) -> (bool, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_stencilscope"))
-        .arg("show")
-        .args(args)
-        .output()
-        .expect("the binary runs");
-    (
-        out.status.success(),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
+    cli::out(cli::bin().arg("show").args(args))
 }
 
 #[test]

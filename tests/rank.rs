@@ -2,7 +2,7 @@
 
 use stencilscope::config::{LaunchConfig, SpaceOptions};
 use stencilscope::ir::{Domain, Dtype, Kernel};
-use stencilscope::rank::{evaluate, rank, RankError, RankOptions, Ranking};
+use stencilscope::rank::{evaluate, rank, Pruning, RankError, RankOptions, Ranking};
 use stencilscope::spec::{load_machine, load_stencil};
 
 /// A reduced space (no folding in x, up to 512 threads) keeps these tests fast.
@@ -127,4 +127,98 @@ fn errors_are_clear() {
         "{e}"
     );
     assert!(load_machine("gtx-9000").is_err());
+}
+
+fn pruned(margin: f64, keep: usize) -> RankOptions {
+    RankOptions {
+        pruning: Some(Pruning { margin, keep }),
+        ..opts()
+    }
+}
+
+#[test]
+fn a_pruned_ranking_is_the_full_one_up_to_its_threshold() {
+    let cases = [
+        ("star3d_r4", "h100-sxm", Domain::new3(320, 256, 128)),
+        ("box3d_r1", "h200", Domain::new3(256, 128, 64)),
+    ];
+    for (name, machine, d) in cases {
+        let k = kernel(name);
+        let m = load_machine(machine).unwrap();
+        let full = rank(&k, &d, &m, &opts()).unwrap();
+        assert!(full.pruned.is_none() && full.bounded.is_empty());
+        let predicted = |c: &LaunchConfig| {
+            &full
+                .ranked
+                .iter()
+                .find(|x| x.config == *c)
+                .expect("in the full ranking")
+                .prediction
+        };
+        for (margin, keep) in [(1.0, 5), (1.25, 0), (1.5, 20)] {
+            let p = rank(&k, &d, &m, &pruned(margin, keep)).unwrap();
+            let s = p.pruned.expect("pruned");
+            let what = format!("{name} margin {margin} keep {keep}");
+            assert_eq!(p.legal(), full.ranked.len(), "{what}");
+            assert_eq!(p.refused, full.refused, "{what}");
+            assert!(!p.bounded.is_empty(), "{what}: nothing pruned");
+            // The exact ranks are the full ranking's first, with the same predictions, and all
+            // of those within the threshold.
+            assert_eq!(
+                p.ranked[..s.exact_ranks],
+                full.ranked[..s.exact_ranks],
+                "{what}"
+            );
+            let within = full
+                .ranked
+                .iter()
+                .filter(|x| x.prediction.seconds <= s.threshold_seconds)
+                .count();
+            assert_eq!(within, s.exact_ranks, "{what}");
+            assert!(s.exact_ranks >= keep, "{what}");
+            let best = full.ranked[0].prediction.seconds;
+            assert!(s.threshold_seconds >= margin * best, "{what}");
+            for x in &p.ranked {
+                assert_eq!(&x.prediction, predicted(&x.config), "{what}: {}", x.config);
+            }
+            // A bound is never above the estimate, per level, and lies above the threshold.
+            for b in &p.bounded {
+                let (f, v, fv) = (
+                    predicted(&b.config),
+                    &b.bound.volumes,
+                    &predicted(&b.config).volumes,
+                );
+                assert!(b.bound.seconds <= f.seconds, "{what}: {}", b.config);
+                assert!(
+                    b.bound.seconds > s.threshold_seconds,
+                    "{what}: {}",
+                    b.config
+                );
+                for ((level, lo), (_, est)) in v.levels().into_iter().zip(fv.levels()) {
+                    assert!(
+                        lo <= est,
+                        "{what}: {}: {level} bound {lo} above {est}",
+                        b.config
+                    );
+                }
+            }
+            assert!(p
+                .bounded
+                .windows(2)
+                .all(|w| w[0].bound.seconds <= w[1].bound.seconds));
+            let json = serde_json::to_string(&p).unwrap();
+            assert_eq!(serde_json::from_str::<Ranking>(&json).unwrap(), p);
+        }
+    }
+}
+
+#[test]
+fn a_margin_below_one_is_refused() {
+    let k = kernel("star3d_r1");
+    let m = load_machine("h100-sxm").unwrap();
+    for margin in [0.5, f64::NAN] {
+        let e = rank(&k, &Domain::new3(64, 64, 64), &m, &pruned(margin, 1)).unwrap_err();
+        assert!(matches!(e, RankError::BadMargin(_)), "{e}");
+        assert!(e.to_string().contains("at least 1"), "{e}");
+    }
 }

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use std::time::Instant;
 use stencilscope::config::SpaceOptions;
 use stencilscope::ir::Domain;
-use stencilscope::rank::{rank, RankOptions};
+use stencilscope::rank::{rank, Pruning, RankOptions};
 use stencilscope::report::{ranking_html, ranking_table};
 use stencilscope::spec::load_machine;
 
@@ -38,6 +38,13 @@ pub struct RankArgs {
     /// Also try thread folding by 8 in each dimension.
     #[arg(long)]
     fold8: bool,
+    /// Estimate in full every configuration whose lower bound is within this factor of the best
+    /// predicted time (and the `--top` best); the others keep their bounds.
+    #[arg(long, default_value_t = Pruning::DEFAULT_MARGIN, conflicts_with = "exhaustive")]
+    margin: f64,
+    /// Estimate every configuration in full (no pruning).
+    #[arg(long)]
+    exhaustive: bool,
 }
 
 pub fn run(a: &RankArgs, out: &mut impl Write) -> Result<(), CliError> {
@@ -47,6 +54,10 @@ pub fn run(a: &RankArgs, out: &mut impl Write) -> Result<(), CliError> {
     let machine = load_machine(&a.machine)?;
     let mut opts = RankOptions {
         registers: a.registers,
+        pruning: (!a.exhaustive).then_some(Pruning {
+            margin: a.margin,
+            keep: a.top,
+        }),
         ..RankOptions::default()
     };
     if a.fold8 {
@@ -58,13 +69,28 @@ pub fn run(a: &RankArgs, out: &mut impl Write) -> Result<(), CliError> {
     let ranking = rank(&def.kernel, &domain, &machine, &opts)?;
     let elapsed = start.elapsed().as_secs_f64();
     write!(out, "{}", ranking_table(&ranking, a.top))?;
+    let all = ranking.legal() + ranking.refused.len();
     writeln!(
         out,
-        "ranked {} configurations in {:.3} s ({:.0} configurations/s)",
-        ranking.ranked.len() + ranking.refused.len(),
-        elapsed,
-        (ranking.ranked.len() + ranking.refused.len()) as f64 / elapsed
+        "ranked {all} configurations in {elapsed:.3} s ({:.0} configurations/s): {} estimated \
+         in full, {} bounded, {} refused",
+        all as f64 / elapsed,
+        ranking.ranked.len(),
+        ranking.bounded.len(),
+        ranking.refused.len(),
     )?;
+    if let Some(p) = &ranking.pruned {
+        writeln!(
+            out,
+            "ranks 1-{} are exact: every configuration that can take at most {:.3} ms ({}× the \
+             best time, or the time of the best {}) is estimated in full; the bounded ones \
+             cannot (--exhaustive estimates all)",
+            p.exact_ranks,
+            p.threshold_seconds * 1e3,
+            p.pruning.margin,
+            p.pruning.keep,
+        )?;
+    }
     if let Some(p) = &a.json {
         let f = std::fs::File::create(p).map_err(|e| CliError::Write {
             path: p.clone(),

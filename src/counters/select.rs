@@ -6,7 +6,7 @@ use crate::config::{check_legal, enumerate, LaunchConfig};
 use crate::ir::{Domain, Kernel};
 use crate::machine::MachineModel;
 use crate::model::estimate_registers;
-use crate::rank::{rank, RankOptions};
+use crate::rank::{rank, Pruning, RankOptions};
 use rand::seq::SliceRandom;
 use rand::SeedableRng;
 use std::path::{Path, PathBuf};
@@ -75,7 +75,15 @@ pub fn select_configs(
     for spec in specs {
         match spec {
             ConfigSpec::Top(k) => {
-                let ranking = rank(kernel, domain, machine, &RankOptions::default())?;
+                // The top K only: pruning keeps them exact and spares the rest.
+                let opts = RankOptions {
+                    pruning: Some(Pruning {
+                        margin: 1.0,
+                        keep: *k,
+                    }),
+                    ..RankOptions::default()
+                };
+                let ranking = rank(kernel, domain, machine, &opts)?;
                 for r in ranking.ranked.iter().take(*k) {
                     push(r.config, &mut out);
                 }

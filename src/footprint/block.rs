@@ -89,6 +89,30 @@ struct TileTotals {
     plane_regions: Vec<(usize, usize, usize)>,
 }
 
+/// What [`BlockScratch::prepare`] finds for a configuration: the sampled positions along each axis
+/// (the interior representative last), the exact footprint totals of its tile and the grid unions.
+#[derive(Debug, Clone)]
+struct Prepared {
+    s: i64,
+    fetch: i64,
+    nblocks: usize,
+    dom: [i64; 3],
+    /// Places of a tile within a sector along x (see `sector_places`).
+    places: usize,
+    px: Vec<Sample>,
+    py: Vec<Sample>,
+    pz: Vec<Sample>,
+    rep: [usize; 3],
+    footprint: [f64; 8],
+    count: [f64; 8],
+    rep_lines: f64,
+    all_footprints: f64,
+    compulsory: f64,
+    compulsory_fetches: f64,
+    stored: Tally,
+    stored_together: f64,
+}
+
 /// Scratch buffers, reused between calls.
 #[derive(Debug, Default)]
 pub(crate) struct BlockScratch {
@@ -874,14 +898,15 @@ impl BlockScratch {
         }
     }
 
-    pub(crate) fn run(
+    /// What the estimate and its lower bounds share: the planes and accesses, the sampled
+    /// positions and the representative block, the exact footprint totals of the tile and the
+    /// grid unions (both kept for the next configuration while kernel, domain and sizes are).
+    fn prepare(
         &mut self,
         prog: &MemoryProgram,
         p: &CacheParams,
         classes: &SizeClasses,
-        load_requests: &[f64; 8],
-        l2_store_sectors: f64,
-    ) -> BlockTotals {
+    ) -> Prepared {
         let s = p.sector_bytes as i64;
         let fetch = p.fetch_bytes() as i64;
         super::geometry::planes(prog, &mut self.planes, &mut self.acc);
@@ -998,6 +1023,95 @@ impl BlockScratch {
                 )
             })
             .expect("computed above");
+        Prepared {
+            s,
+            fetch,
+            nblocks,
+            dom,
+            places,
+            px,
+            py,
+            pz,
+            rep,
+            footprint,
+            count,
+            rep_lines,
+            all_footprints,
+            compulsory,
+            compulsory_fetches,
+            stored,
+            stored_together,
+        }
+    }
+
+    /// Lower bounds of the per-block totals, from the exact parts of [`BlockScratch::run`]'s
+    /// estimate alone: L2 load is at least every block's footprint, DRAM load at least the
+    /// compulsory load, the reads of partly written sectors and the early write-backs, DRAM
+    /// store at least the distinct sectors written and the early write-backs. Reuse that L1 or
+    /// L2 misses only adds to them.
+    pub(crate) fn bounds(
+        &mut self,
+        prog: &MemoryProgram,
+        p: &CacheParams,
+        classes: &SizeClasses,
+    ) -> BlockTotals {
+        let t = self.prepare(prog, p, classes);
+        // Summed as `run` sums the L2 load, so that the bound is never above it by rounding.
+        let l2_load = (0..8)
+            .filter(|&c| t.count[c] != 0.0)
+            .map(|c| t.count[c] * (t.footprint[c] / t.count[c]))
+            .fold(0.0, |a, v| a + v);
+        Self::totals(&t, p, l2_load, 0.0, 0.0, 0.0)
+    }
+
+    /// The totals of a configuration whose L2 load is `l2_load` sectors, whose reuses (between
+    /// blocks, and L1's re-fetches) miss L2 for `reuse_missed` and `refetch_missed` sectors, and
+    /// that rewrites `rewritten` sectors.
+    fn totals(
+        t: &Prepared,
+        p: &CacheParams,
+        l2_load: f64,
+        reuse_missed: f64,
+        refetch_missed: f64,
+        rewritten: f64,
+    ) -> BlockTotals {
+        // L2 reads the aligned fetch of `fetch` bytes around a sector it misses: the compulsory
+        // load is the union counted in fetches. A missed reuse is charged its sector only: its
+        // fetch's other sectors are mostly missed at the same time (whole rows) or shared with
+        // the blocks beside it in the wave.
+        let compulsory_fetched = t.compulsory_fetches * (t.fetch / t.s) as f64;
+        // The warps of a block store together; L2 writes back a share of the sectors they
+        // complete only together before the last word arrives (measured by warps per block,
+        // bench/l2-traffic.py): each costs a second write and a fill (HBM has no byte mask).
+        let written_early = t.stored_together * p.partial_store_loss;
+        BlockTotals {
+            l2_load_sectors: l2_load,
+            dram_load_sectors: compulsory_fetched.max(t.compulsory)
+                + reuse_missed
+                + refetch_missed
+                + (t.stored.distinct - t.stored.full)
+                + 2.0 * rewritten
+                + written_early,
+            dram_store_sectors: t.stored.distinct + rewritten + written_early,
+        }
+    }
+
+    /// The per-block totals of a configuration: the exact footprints, and what reuse L1 and L2
+    /// miss, from the row statistics of the sampled blocks.
+    pub(crate) fn run(
+        &mut self,
+        prog: &MemoryProgram,
+        p: &CacheParams,
+        classes: &SizeClasses,
+        load_requests: &[f64; 8],
+        l2_store_sectors: f64,
+    ) -> BlockTotals {
+        let t = self.prepare(prog, p, classes);
+        let (s, nblocks, dom, places, rep) = (t.s, t.nblocks, t.dom, t.places, t.rep);
+        let (px, py, pz) = (&t.px, &t.py, &t.pz);
+        let (footprint, count, rep_lines) = (t.footprint, t.count, t.rep_lines);
+        let (all_footprints, compulsory) = (t.all_footprints, t.compulsory);
+        let (grid, tile) = (classes.grid, classes.tile);
 
         // Row statistics: the representative block inside the grid, and on small axes the first
         // block too (it has no earlier neighbour along that axis).
@@ -1056,9 +1170,9 @@ impl BlockScratch {
         // (`mirrors`), it touches and shares sectors as the representative does outside its
         // bands (`Bands`), and reuses its first touches and links there (`Part::Reuse`).
         let mut extra = Vec::new();
-        for &(bz, wz, _) in &pz {
-            for &(by, wy, _) in &py {
-                for &(bx, wx, share) in &px {
+        for &(bz, wz, _) in pz {
+            for &(by, wy, _) in py {
+                for &(bx, wx, share) in px {
                     if [bx, by, bz] != rep {
                         extra.push(([bx, by, bz], wx * wy * wz, share));
                     }
@@ -1410,25 +1524,14 @@ impl BlockScratch {
             .map(|c| c.sectors * f64::from(u8::from(distance(c) >= l2)))
             .sum::<f64>()
             * nblocks as f64;
-        // L2 reads the aligned fetch of `fetch` bytes around a sector it misses: the compulsory
-        // load is the union counted in fetches. A missed reuse is charged its sector only: its
-        // fetch's other sectors are mostly missed at the same time (whole rows) or shared with
-        // the blocks beside it in the wave.
-        let compulsory_fetched = compulsory_fetches * (fetch / s) as f64;
-        // The warps of a block store together; L2 writes back a share of the sectors they
-        // complete only together before the last word arrives (measured by warps per block,
-        // bench/l2-traffic.py): each costs a second write and a fill (HBM has no byte mask).
-        let written_early = stored_together * p.partial_store_loss;
-        BlockTotals {
-            l2_load_sectors: l2_load,
-            dram_load_sectors: compulsory_fetched.max(compulsory)
-                + reused * (1.0 - h)
-                + refetch_total * (1.0 - refetch_hit)
-                + (stored.distinct - stored.full)
-                + 2.0 * rewritten
-                + written_early,
-            dram_store_sectors: stored.distinct + rewritten + written_early,
-        }
+        Self::totals(
+            &t,
+            p,
+            l2_load,
+            reused * (1.0 - h),
+            refetch_total * (1.0 - refetch_hit),
+            rewritten,
+        )
     }
 }
 

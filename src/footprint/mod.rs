@@ -246,6 +246,20 @@ pub struct DataVolumes {
     pub dram_store: f64,
 }
 
+impl DataVolumes {
+    /// Every volume with its field's name, from L1 to DRAM.
+    pub fn levels(&self) -> [(&'static str, f64); 6] {
+        [
+            ("l1_load_requests", self.l1_load_requests),
+            ("l1_wavefronts", self.l1_wavefronts),
+            ("l2_load", self.l2_load),
+            ("l2_store", self.l2_store),
+            ("dram_load", self.dram_load),
+            ("dram_store", self.dram_store),
+        ]
+    }
+}
+
 /// Why volumes cannot be computed.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum FootprintError {
@@ -390,9 +404,7 @@ impl Estimator {
         prog: &MemoryProgram,
         params: &CacheParams,
     ) -> Result<DataVolumes, FootprintError> {
-        params.check()?;
-        let classes = SizeClasses::new(&prog.config, &prog.domain);
-        let w = self.warp.run(prog, params, &classes);
+        let (classes, w) = self.per_warp(prog, params)?;
         let b = self.block.run(
             prog,
             params,
@@ -400,16 +412,52 @@ impl Estimator {
             &w.load_sectors_per_block,
             w.store_sectors,
         );
+        Ok(Self::volumes(prog, params, &w, &b))
+    }
+
+    /// Lower bounds of [`Estimator::estimate_program`]'s volumes, at a fraction of its cost: the
+    /// per-warp volumes (exact), and per level what no reuse can save (L2 load: every block's
+    /// footprint; DRAM: the compulsory traffic). Reuse that L1 or L2 misses only adds to these,
+    /// so every volume of the estimate is at least its bound (rankings prune with them).
+    pub fn bounds_program(
+        &mut self,
+        prog: &MemoryProgram,
+        params: &CacheParams,
+    ) -> Result<DataVolumes, FootprintError> {
+        let (classes, w) = self.per_warp(prog, params)?;
+        let b = self.block.bounds(prog, params, &classes);
+        Ok(Self::volumes(prog, params, &w, &b))
+    }
+
+    /// The blocks' size classes and the per-warp totals (checking `params` first).
+    fn per_warp(
+        &mut self,
+        prog: &MemoryProgram,
+        params: &CacheParams,
+    ) -> Result<(SizeClasses, warp::WarpTotals), FootprintError> {
+        params.check()?;
+        let classes = SizeClasses::new(&prog.config, &prog.domain);
+        let w = self.warp.run(prog, params, &classes);
+        Ok((classes, w))
+    }
+
+    /// Volumes per lattice update from the per-warp and per-block totals.
+    fn volumes(
+        prog: &MemoryProgram,
+        params: &CacheParams,
+        w: &warp::WarpTotals,
+        b: &block::BlockTotals,
+    ) -> DataVolumes {
         let n = prog.updates();
         let s = params.sector_bytes as f64;
-        Ok(DataVolumes {
+        DataVolumes {
             l1_load_requests: w.load_sectors * s / n,
             l1_wavefronts: w.wavefronts / n,
             l2_load: b.l2_load_sectors * s / n,
             l2_store: w.store_sectors * s / n,
             dram_load: b.dram_load_sectors * s / n,
             dram_store: b.dram_store_sectors * s / n,
-        })
+        }
     }
 }
 

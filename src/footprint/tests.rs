@@ -835,3 +835,42 @@ fn reuse_probe_follows_the_timing_model() {
     assert!(reuse_probe_hit_rate(&p, &batch, 33, 2, 256).is_err());
     assert!(reuse_probe_hit_rate(&p, &batch, 32, 0, 256).is_err());
 }
+
+/// The bounds rankings prune with are never above the estimate, at any level, for stencils and
+/// LBM kernels (AoS records, whose early write-backs enter both), with full and partial tiles.
+#[test]
+fn bounds_never_exceed_the_estimate() {
+    let m = crate::spec::load_machine("h100-sxm").unwrap();
+    let files = [
+        "stencils/star3d_r4.toml",
+        "stencils/box3d_r1.toml",
+        "lbm/d3q19_srt_push_aos.toml",
+        "lbm/d3q19_srt_pull.toml",
+    ];
+    let configs = [
+        LaunchConfig::new([32, 4, 2], [1, 2, 1]),
+        LaunchConfig::new([8, 4, 4], [1, 1, 2]),
+        LaunchConfig::new([128, 1, 1], [2, 1, 1]),
+        LaunchConfig::new([2, 4, 4], [1, 4, 4]),
+        LaunchConfig::new([1024, 1, 1], [1, 1, 1]),
+    ];
+    let mut est = Estimator::default();
+    for f in files {
+        let k = crate::spec::load_definition(f.as_ref()).unwrap().kernel;
+        for d in [Domain::new3(200, 72, 40), Domain::new3(256, 128, 128)] {
+            for c in &configs {
+                let p = CacheParams::from_machine(&m, c.threads(), 2);
+                let prog = MemoryProgram::new(&k, &d, c).unwrap();
+                let b = est.bounds_program(&prog, &p).unwrap();
+                let e = est.estimate_program(&prog, &p).unwrap();
+                for ((level, lo), (_, v)) in b.levels().into_iter().zip(e.levels()) {
+                    assert!(lo <= v, "{f} {d} {c}: {level} bound {lo} above {v}");
+                }
+                // The per-warp volumes are the estimate's own.
+                assert_eq!(b.l1_wavefronts, e.l1_wavefronts);
+                assert_eq!(b.l2_store, e.l2_store);
+                assert!(b.dram_load > 0.0 && b.l2_load > 0.0, "{f} {c}: {b:?}");
+            }
+        }
+    }
+}

@@ -1,10 +1,11 @@
 //! Ranking: evaluate the whole configuration space in parallel, sort by predicted time, keep the
-//! evidence of every prediction and the reason of every refusal.
+//! evidence of every prediction and the reason of every refusal. Pruned, it estimates in full only
+//! the configurations whose lower bounds let them come near the best (see [`rank_configs`]).
 
 use crate::config::{check_legal, enumerate, Illegal, LaunchConfig, SpaceOptions};
 use crate::footprint::{CacheParams, Estimator, FootprintError, MemoryProgram};
 use crate::ir::{Domain, Kernel};
-use crate::machine::MachineModel;
+use crate::machine::{MachineModel, Occupancy};
 use crate::model::{capped, predict, KernelRegisters, Prediction, MAX_REGISTERS};
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
@@ -12,8 +13,9 @@ use std::sync::Mutex;
 
 /// The JSON format name and version of a ranking.
 pub const RANKING_FORMAT: &str = "stencilscope-ranking";
-/// Bumped whenever the JSON layout changes incompatibly.
-pub const RANKING_VERSION: u32 = 1;
+/// Bumped whenever the JSON layout changes incompatibly (2: `ranked` holds only the
+/// configurations estimated in full; a pruned ranking keeps the others in `bounded`).
+pub const RANKING_VERSION: u32 = 2;
 
 /// Why nothing could be ranked.
 #[derive(Debug, thiserror::Error)]
@@ -51,6 +53,9 @@ pub enum RankError {
     /// The estimator failed.
     #[error(transparent)]
     Footprint(#[from] FootprintError),
+    /// A pruning margin that is not a factor of at least 1.
+    #[error("pruning margin {0} must be a number of at least 1 (1.5: estimate in full every configuration that can come within 1.5× of the best)")]
+    BadMargin(f64),
     /// No legal configuration at all.
     #[error("no legal configuration in the space ({count} enumerated)")]
     Empty {
@@ -68,6 +73,10 @@ pub struct RankOptions {
     pub registers: Option<usize>,
     /// Largest block extent per dimension of the target API (CUDA/OpenCL on NVIDIA: 1024, 1024, 64).
     pub max_extent: [usize; 3],
+    /// Estimate in full only the configurations that can come near the best (`None`: every
+    /// one).
+    #[serde(default)]
+    pub pruning: Option<Pruning>,
 }
 
 impl Default for RankOptions {
@@ -76,8 +85,48 @@ impl Default for RankOptions {
             space: SpaceOptions::default(),
             registers: None,
             max_extent: [1024, 1024, 64],
+            pruning: None,
         }
     }
+}
+
+/// Which configurations a ranking estimates in full: every one whose lower bound (see
+/// [`Estimator::bounds_program`]) is within `margin` of the best predicted time, or within the
+/// `keep`-th best time. The others cannot be that fast, and keep their bounds.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Pruning {
+    /// Factor on the best predicted time (at least 1).
+    pub margin: f64,
+    /// The best configurations estimated in full however slow they are.
+    pub keep: usize,
+}
+
+impl Pruning {
+    /// The margin `rank` uses unless told otherwise: every configuration predicted within 1.5×
+    /// of the best is estimated in full and ranked exactly.
+    pub const DEFAULT_MARGIN: f64 = 1.5;
+
+    /// Checks that the margin is a number of at least 1.
+    pub fn check(&self) -> Result<(), RankError> {
+        if self.margin.is_nan() || self.margin < 1.0 {
+            return Err(RankError::BadMargin(self.margin));
+        }
+        Ok(())
+    }
+}
+
+/// What a pruned ranking left out, and what it guarantees.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct PruneSummary {
+    /// The pruning asked for.
+    pub pruning: Pruning,
+    /// Every configuration not estimated in full is bounded above this time (seconds): the
+    /// larger of `margin` × the best time and the `keep`-th best time.
+    pub threshold_seconds: f64,
+    /// The first `exact_ranks` of `ranked` (those predicted within the threshold) are the first
+    /// of the full ranking, in its order, with the same predictions.
+    pub exact_ranks: usize,
 }
 
 /// One ranked configuration.
@@ -89,6 +138,16 @@ pub struct Ranked {
     pub config: LaunchConfig,
     /// The prediction and its evidence.
     pub prediction: Prediction,
+}
+
+/// A configuration not estimated in full: its prediction from the lower bounds of its volumes,
+/// which the full estimate can only exceed.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Bounded {
+    /// The configuration.
+    pub config: LaunchConfig,
+    /// The prediction at the lower bounds of the volumes: it takes at least `seconds`.
+    pub bound: Prediction,
 }
 
 /// A configuration that is not a candidate, with the reason.
@@ -121,10 +180,23 @@ pub struct Ranking {
     pub flops_per_lup: usize,
     /// The options.
     pub options: RankOptions,
-    /// Legal configurations, best first.
+    /// Legal configurations estimated in full, best first.
     pub ranked: Vec<Ranked>,
+    /// Legal configurations a pruned ranking only bounded, fastest bound first.
+    #[serde(default)]
+    pub bounded: Vec<Bounded>,
+    /// What the pruning left out (`None`: every legal configuration is in `ranked`).
+    #[serde(default)]
+    pub pruned: Option<PruneSummary>,
     /// Illegal configurations.
     pub refused: Vec<Refused>,
+}
+
+impl Ranking {
+    /// Legal configurations, estimated in full or bounded.
+    pub fn legal(&self) -> usize {
+        self.ranked.len() + self.bounded.len()
+    }
 }
 
 fn check_inputs(kernel: &Kernel, domain: &Domain) -> Result<(), RankError> {
@@ -147,16 +219,25 @@ fn check_inputs(kernel: &Kernel, domain: &Domain) -> Result<(), RankError> {
     Ok(())
 }
 
-/// Predicts one configuration with `est`, or says why it is not legal.
-fn evaluate_one(
-    est: &mut Estimator,
+/// A legal configuration with what its prediction needs besides the volumes.
+#[derive(Debug, Clone)]
+struct Admitted {
+    config: LaunchConfig,
+    registers: usize,
+    occupancy: Occupancy,
+    cache: CacheParams,
+}
+
+/// Checks `config` for legality and finds its registers and occupancy, or says why it is not
+/// legal; also returns its memory program.
+fn admit(
     regs: &KernelRegisters,
     kernel: &Kernel,
     domain: &Domain,
     machine: &MachineModel,
     config: &LaunchConfig,
     opts: &RankOptions,
-) -> Result<Result<Prediction, Illegal>, FootprintError> {
+) -> Result<Result<(Admitted, MemoryProgram), Illegal>, FootprintError> {
     if let Err(e) = check_legal(
         config,
         domain,
@@ -184,10 +265,42 @@ fn evaluate_one(
         return Ok(Err(Illegal::ZeroOccupancy));
     }
     let cache = CacheParams::from_machine(machine, config.threads(), occupancy.blocks_per_sm);
-    let volumes = est.estimate_program(&prog, &cache)?;
-    Ok(Ok(predict(
-        kernel, config, domain, machine, &volumes, occupancy, registers,
+    Ok(Ok((
+        Admitted {
+            config: *config,
+            registers,
+            occupancy,
+            cache,
+        },
+        prog,
     )))
+}
+
+/// Predicts an admitted configuration from the volumes `est` estimates for its program (or,
+/// with `bound`, from their lower bounds).
+fn predict_admitted(
+    est: &mut Estimator,
+    a: &Admitted,
+    prog: &MemoryProgram,
+    kernel: &Kernel,
+    domain: &Domain,
+    machine: &MachineModel,
+    bound: bool,
+) -> Result<Prediction, FootprintError> {
+    let volumes = if bound {
+        est.bounds_program(prog, &a.cache)?
+    } else {
+        est.estimate_program(prog, &a.cache)?
+    };
+    Ok(predict(
+        kernel,
+        &a.config,
+        domain,
+        machine,
+        &volumes,
+        a.occupancy,
+        a.registers,
+    ))
 }
 
 /// Predicts one explicitly chosen configuration; an illegal one is an error.
@@ -199,21 +312,18 @@ pub fn evaluate(
     opts: &RankOptions,
 ) -> Result<Prediction, RankError> {
     check_inputs(kernel, domain)?;
+    let regs = KernelRegisters::new(kernel);
+    let (a, prog) = admit(&regs, kernel, domain, machine, config, opts)?.map_err(|reason| {
+        RankError::IllegalConfig {
+            config: *config,
+            machine: machine.name.clone(),
+            reason,
+        }
+    })?;
     let mut est = Estimator::default();
-    evaluate_one(
-        &mut est,
-        &KernelRegisters::new(kernel),
-        kernel,
-        domain,
-        machine,
-        config,
-        opts,
-    )?
-    .map_err(|reason| RankError::IllegalConfig {
-        config: *config,
-        machine: machine.name.clone(),
-        reason,
-    })
+    Ok(predict_admitted(
+        &mut est, &a, &prog, kernel, domain, machine, false,
+    )?)
 }
 
 /// Ranks the whole space of `kernel` on `domain` and `machine`.
@@ -232,8 +342,39 @@ pub fn rank(
     )
 }
 
+/// One estimator per worker thread for a whole ranking: its buffers and caches (the grid-wide
+/// unions, the totals per tile, the row patterns) serve every configuration the thread evaluates
+/// (`map_init` would start afresh for every piece of the split work: dozens with two threads).
+struct Estimators(Vec<Mutex<Estimator>>);
+
+impl Estimators {
+    fn new() -> Estimators {
+        Estimators(
+            (0..rayon::current_num_threads())
+                .map(|_| Mutex::default())
+                .collect(),
+        )
+    }
+
+    /// Runs `f` with this worker's estimator. A worker evaluates one configuration at a time, so
+    /// its estimator is free; were it not, a fresh one does.
+    fn with<T>(&self, f: impl FnOnce(&mut Estimator) -> T) -> T {
+        let worker = rayon::current_thread_index().unwrap_or(0) % self.0.len();
+        match self.0[worker].try_lock() {
+            Ok(mut est) => f(&mut est),
+            Err(_) => f(&mut Estimator::default()),
+        }
+    }
+}
+
 /// Ranks the given configurations instead of the enumerated space (`opts.space` is recorded but
 /// not used): a reduced space, or the configurations a benchmark measured.
+///
+/// With `opts.pruning`, every configuration is first bounded (a fraction of an estimate's cost);
+/// then, in order of their bounds, configurations are estimated in full until the next bound
+/// exceeds the pruning's threshold, which only falls as better times are found. A configuration
+/// left out is bounded above the final threshold, so every configuration predicted within it is
+/// estimated, and the ranking up to it is the full ranking's.
 pub fn rank_configs(
     kernel: &Kernel,
     domain: &Domain,
@@ -242,59 +383,71 @@ pub fn rank_configs(
     opts: &RankOptions,
 ) -> Result<Ranking, RankError> {
     check_inputs(kernel, domain)?;
+    if let Some(p) = &opts.pruning {
+        p.check()?;
+    }
     let regs = KernelRegisters::new(kernel);
-    // One estimator per worker thread for the whole ranking: its buffers and caches (the
-    // grid-wide unions, the totals per tile, the row patterns) serve every configuration the
-    // thread evaluates (`map_init` would start afresh for every piece of the split work: dozens
-    // with two threads). A worker evaluates one configuration at a time, so its estimator is
-    // free; were it not, a fresh one does.
-    let estimators: Vec<Mutex<Estimator>> = (0..rayon::current_num_threads())
-        .map(|_| Mutex::default())
-        .collect();
-    let outcomes: Vec<(LaunchConfig, Result<Prediction, Illegal>)> = space
+    let estimators = Estimators::new();
+    let bound = opts.pruning.is_some();
+    // Legality for all; with pruning, the bound of each legal configuration, else its estimate.
+    type Outcome = (Admitted, Prediction);
+    let outcomes: Vec<Result<Outcome, Refused>> = space
         .par_iter()
         .map(|c| {
-            let worker = rayon::current_thread_index().unwrap_or(0) % estimators.len();
-            let outcome = match estimators[worker].try_lock() {
-                Ok(mut est) => evaluate_one(&mut est, &regs, kernel, domain, machine, c, opts),
-                Err(_) => evaluate_one(
-                    &mut Estimator::default(),
-                    &regs,
-                    kernel,
-                    domain,
-                    machine,
-                    c,
-                    opts,
-                ),
-            };
-            outcome.map(|o| (*c, o))
+            Ok(match admit(&regs, kernel, domain, machine, c, opts)? {
+                Ok((a, prog)) => {
+                    let p = estimators.with(|est| {
+                        predict_admitted(est, &a, &prog, kernel, domain, machine, bound)
+                    })?;
+                    Ok((a, p))
+                }
+                Err(reason) => Err(Refused { config: *c, reason }),
+            })
         })
-        .collect::<Result<_, _>>()?;
-    let mut ranked = Vec::new();
+        .collect::<Result<_, FootprintError>>()?;
     let mut refused = Vec::new();
-    for (config, o) in outcomes {
+    let mut legal = Vec::new();
+    for o in outcomes {
         match o {
-            Ok(prediction) => ranked.push(Ranked {
-                rank: 0,
-                config,
-                prediction,
-            }),
-            Err(reason) => refused.push(Refused { config, reason }),
+            Ok(x) => legal.push(x),
+            Err(r) => refused.push(r),
         }
     }
-    if ranked.is_empty() {
+    if legal.is_empty() {
         return Err(RankError::Empty { count: space.len() });
     }
     // Deterministic: time first, then the configuration's own order.
-    ranked.sort_by(|a, b| {
-        a.prediction
-            .seconds
-            .total_cmp(&b.prediction.seconds)
-            .then(a.config.cmp(&b.config))
-    });
-    for (i, r) in ranked.iter_mut().enumerate() {
-        r.rank = i + 1;
-    }
+    let by_time = |a: &(Admitted, Prediction), b: &(Admitted, Prediction)| {
+        a.1.seconds
+            .total_cmp(&b.1.seconds)
+            .then(a.0.config.cmp(&b.0.config))
+    };
+    legal.sort_by(by_time);
+    let (mut estimated, bounded, pruned) = match opts.pruning {
+        None => (legal, Vec::new(), None),
+        Some(pruning) => {
+            let (estimated, bounded, summary) =
+                estimate_within(legal, pruning, &estimators, kernel, domain, machine)?;
+            (estimated, bounded, Some(summary))
+        }
+    };
+    estimated.sort_by(by_time);
+    let ranked = estimated
+        .into_iter()
+        .enumerate()
+        .map(|(i, (a, prediction))| Ranked {
+            rank: i + 1,
+            config: a.config,
+            prediction,
+        })
+        .collect();
+    let bounded = bounded
+        .into_iter()
+        .map(|(a, bound)| Bounded {
+            config: a.config,
+            bound,
+        })
+        .collect();
     Ok(Ranking {
         format: RANKING_FORMAT.into(),
         version: RANKING_VERSION,
@@ -306,6 +459,80 @@ pub fn rank_configs(
         flops_per_lup: kernel.flops().total(),
         options: opts.clone(),
         ranked,
+        bounded,
+        pruned,
         refused,
     })
+}
+
+/// Configurations a pruned ranking estimates per round, per worker thread: enough to keep the
+/// workers busy between two updates of the threshold.
+const PRUNE_ROUND_PER_THREAD: usize = 16;
+
+/// The estimates of the configurations of `bounded` (sorted by their bounds) that can come
+/// within `pruning`'s threshold, the bounds of the others, and what that guarantees.
+#[allow(clippy::type_complexity)]
+fn estimate_within(
+    bounded: Vec<(Admitted, Prediction)>,
+    pruning: Pruning,
+    estimators: &Estimators,
+    kernel: &Kernel,
+    domain: &Domain,
+    machine: &MachineModel,
+) -> Result<
+    (
+        Vec<(Admitted, Prediction)>,
+        Vec<(Admitted, Prediction)>,
+        PruneSummary,
+    ),
+    RankError,
+> {
+    let round = (PRUNE_ROUND_PER_THREAD * rayon::current_num_threads()).max(64);
+    let mut estimated: Vec<(Admitted, Prediction)> = Vec::new();
+    let mut times: Vec<f64> = Vec::new();
+    let threshold = |times: &[f64]| -> f64 {
+        // `times` is sorted; fewer than `keep` estimates leave the threshold open.
+        let best = times.first().copied().unwrap_or(f64::INFINITY);
+        let kth = if pruning.keep == 0 {
+            0.0
+        } else {
+            times
+                .get(pruning.keep - 1)
+                .copied()
+                .unwrap_or(f64::INFINITY)
+        };
+        (pruning.margin * best).max(kth)
+    };
+    let mut done = 0;
+    while done < bounded.len() && bounded[done].1.seconds <= threshold(&times) {
+        // Rounds are fixed by the thread count only, so the set estimated is deterministic.
+        let end = (done + round).min(bounded.len());
+        let round_estimates: Vec<(Admitted, Prediction)> = bounded[done..end]
+            .par_iter()
+            .map(|(a, _)| {
+                let prog = MemoryProgram::new(kernel, domain, &a.config)?;
+                let p = estimators
+                    .with(|est| predict_admitted(est, a, &prog, kernel, domain, machine, false))?;
+                Ok((a.clone(), p))
+            })
+            .collect::<Result<_, FootprintError>>()?;
+        for (a, p) in round_estimates {
+            times.push(p.seconds);
+            estimated.push((a, p));
+        }
+        times.sort_by(f64::total_cmp);
+        done = end;
+    }
+    let threshold_seconds = threshold(&times);
+    let exact_ranks = times.iter().filter(|t| **t <= threshold_seconds).count();
+    let rest = bounded.into_iter().skip(done).collect();
+    Ok((
+        estimated,
+        rest,
+        PruneSummary {
+            pruning,
+            threshold_seconds,
+            exact_ranks,
+        },
+    ))
 }

@@ -15,13 +15,14 @@ pub fn ranking_table(r: &Ranking, top: usize) -> String {
     let mut s = String::new();
     let _ = writeln!(
         s,
-        "{} ({}) on {} ({}), domain {}: {} legal configurations, {} refused; minimal {} B/LUP",
+        "{} ({}) on {} ({}), domain {}: {} legal configurations{}, {} refused; minimal {} B/LUP",
         r.kernel,
         r.dtype,
         r.machine.name,
         r.machine.description,
         r.domain,
-        r.ranked.len(),
+        r.legal(),
+        pruned_clause(r),
         r.refused.len(),
         r.min_bytes_per_lup
     );
@@ -60,6 +61,20 @@ pub fn ranking_table(r: &Ranking, top: usize) -> String {
         );
     }
     s
+}
+
+/// How many configurations a pruned ranking estimated in full, for a sentence (empty unpruned).
+fn pruned_clause(r: &Ranking) -> String {
+    match &r.pruned {
+        Some(p) => format!(
+            " ({} estimated in full, ranks 1-{} exact; {} bounded: slower than {})",
+            r.ranked.len(),
+            p.exact_ranks,
+            r.bounded.len(),
+            format_seconds(p.threshold_seconds)
+        ),
+        None => String::new(),
+    }
 }
 
 fn table_html(r: &Ranking, rows: &[Ranked]) -> String {
@@ -101,31 +116,78 @@ pub fn ranking_html(r: &Ranking, top: usize) -> String {
     let mut body = String::new();
     let _ = write!(
         body,
-        "<p>Kernel <b>{}</b> ({}), domain {}, machine <b>{}</b> ({}). {} legal configurations ranked, {} refused. \
+        "<p>Kernel <b>{}</b> ({}), domain {}, machine <b>{}</b> ({}). {} legal configurations ranked{}, {} refused. \
          Minimal volume {} B per lattice update; {} flops per lattice update.</p>",
         escape(&r.kernel),
         r.dtype,
         r.domain,
         escape(&r.machine.name),
         escape(&r.machine.description),
-        r.ranked.len(),
+        r.legal(),
+        escape(&pruned_clause(r)),
         r.refused.len(),
         r.min_bytes_per_lup,
         r.flops_per_lup
     );
+    if let Some(p) = &r.pruned {
+        let _ = write!(
+            body,
+            "<p class=note>Pruned ranking: every configuration was first bounded from below (the \
+             exact per-warp volumes, every block's footprint in L2 and the compulsory DRAM traffic); \
+             those whose bound lies within {}× of the best predicted time (or the {} best) were \
+             estimated in full. The others cannot take less than {}, so ranks 1-{} are those of \
+             the full ranking. <code>rank --exhaustive</code> estimates every configuration.</p>",
+            p.pruning.margin,
+            p.pruning.keep,
+            format_seconds(p.threshold_seconds),
+            p.exact_ranks
+        );
+    }
     body.push_str("<h2>Top configurations</h2>");
     body.push_str(&table_html(r, &r.ranked[..top.min(r.ranked.len())]));
 
-    // Heat map: predicted GLUP/s by block shape (rows, the best 48 shapes) and folding (columns).
+    // Heat map: predicted GLUP/s by block shape (rows, the best 48 shapes) and folding (columns);
+    // a bounded configuration shows its bound, hatched (it is at most that fast).
+    struct Cell {
+        lups: f64,
+        tip: String,
+        bounded: bool,
+    }
     let mut best_by_block: BTreeMap<[usize; 3], f64> = BTreeMap::new();
-    let mut cells: BTreeMap<([usize; 3], [usize; 3]), &Ranked> = BTreeMap::new();
+    let mut cells: BTreeMap<([usize; 3], [usize; 3]), Cell> = BTreeMap::new();
     let mut folds: Vec<[usize; 3]> = Vec::new();
-    for x in &r.ranked {
-        let e = best_by_block.entry(x.config.block).or_insert(0.0);
-        *e = e.max(x.prediction.lups);
-        cells.insert((x.config.block, x.config.fold), x);
-        if !folds.contains(&x.config.fold) {
-            folds.push(x.config.fold);
+    let all = r
+        .ranked
+        .iter()
+        .map(|x| (&x.config, &x.prediction, Some(x.rank)))
+        .chain(r.bounded.iter().map(|x| (&x.config, &x.bound, None)));
+    for (c, p, rank) in all {
+        let e = best_by_block.entry(c.block).or_insert(0.0);
+        *e = e.max(p.lups);
+        let glups = p.lups / 1e9;
+        let tip = match rank {
+            Some(k) => format!(
+                "block {} fold {}: rank {k}, {glups:.2} GLUP/s, {}",
+                shape(c.block),
+                shape(c.fold),
+                p.limiter
+            ),
+            None => format!(
+                "block {} fold {}: at most {glups:.2} GLUP/s (bounded, not estimated in full)",
+                shape(c.block),
+                shape(c.fold)
+            ),
+        };
+        cells.insert(
+            (c.block, c.fold),
+            Cell {
+                lups: glups,
+                tip,
+                bounded: rank.is_none(),
+            },
+        );
+        if !folds.contains(&c.fold) {
+            folds.push(c.fold);
         }
     }
     folds.sort();
@@ -136,40 +198,27 @@ pub fn ranking_html(r: &Ranking, top: usize) -> String {
     let cols: Vec<String> = folds.iter().map(|f| shape(*f)).collect();
     let mut values = Vec::new();
     let mut tips = Vec::new();
+    let mut limits = Vec::new();
     for (b, _) in &blocks {
-        let mut vr = Vec::new();
-        let mut tr = Vec::new();
-        for f in &folds {
-            match cells.get(&(*b, *f)) {
-                Some(x) => {
-                    vr.push(Some(x.prediction.lups / 1e9));
-                    tr.push(format!(
-                        "block {} fold {}: rank {}, {:.2} GLUP/s, {}",
-                        shape(*b),
-                        shape(*f),
-                        x.rank,
-                        x.prediction.lups / 1e9,
-                        x.prediction.limiter
-                    ));
-                }
-                None => {
-                    vr.push(None);
-                    tr.push(String::new());
-                }
-            }
-        }
-        values.push(vr);
-        tips.push(tr);
+        let row = folds.iter().map(|f| cells.get(&(*b, *f)));
+        values.push(row.clone().map(|c| c.map(|c| c.lups)).collect());
+        tips.push(
+            row.clone()
+                .map(|c| c.map_or(String::new(), |c| c.tip.clone()))
+                .collect(),
+        );
+        limits.push(row.map(|c| c.is_some_and(|c| c.bounded)).collect());
     }
     body.push_str("<h2>Predicted performance over the space</h2><div class=figure>");
     body.push_str(
         &HeatMap {
-            title: "Predicted GLUP/s (brighter is faster; grey: not legal)",
+            title: "Predicted GLUP/s (brighter is faster; hatched: at most; grey: not legal)",
             rows: &rows,
             cols: &cols,
             values: &values,
             tooltips: &tips,
             captions: ("block (best 48 shapes)", "thread folding"),
+            limits: &limits,
         }
         .render(),
     );
@@ -225,8 +274,9 @@ pub fn ranking_html(r: &Ranking, top: usize) -> String {
     body.push_str("</div>");
     let _ = write!(
         body,
-        "<p class=note>Predicted time = a soft maximum (4-norm) of the DRAM (or latency), L2, L1 and arithmetic times, \
-         scaled for the partial last wave, plus launch overhead. Machine figures and their sources are in the JSON report.</p>"
+        "<p class=note>Predicted time = a soft maximum ({}-norm) of the DRAM (or latency), L2, L1 and arithmetic times, \
+         scaled for the partial last wave, plus launch overhead. Machine figures and their sources are in the JSON report.</p>",
+        crate::model::OVERLAP_EXPONENT
     );
     html_page(&format!("stencilscope ranking: {}", r.kernel), &body)
 }

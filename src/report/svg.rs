@@ -55,6 +55,8 @@ pub struct HeatMap<'a> {
     pub tooltips: &'a [Vec<String>],
     /// Axis captions (rows, columns).
     pub captions: (&'a str, &'a str),
+    /// Cells whose value is only an upper limit, drawn hatched (empty: none).
+    pub limits: &'a [Vec<bool>],
 }
 
 impl HeatMap<'_> {
@@ -97,6 +99,21 @@ impl HeatMap<'_> {
                     r#"<rect x="{x}" y="{y}" width="{cell}" height="{cell}" fill="{fill}" stroke="white"><title>{}</title></rect>"#,
                     escape(&tip)
                 );
+                if v.is_some() && self.limits.get(r).and_then(|l| l.get(c)) == Some(&true) {
+                    // Hatched: the true value lies somewhere below the colour shown.
+                    let _ = write!(
+                        s,
+                        r#"<path d="M{x} {} l{cell} -{cell} M{x} {} l{} -{} M{} {} l{} -{}" stroke="white" stroke-width="2" pointer-events="none"/>"#,
+                        y + cell,
+                        y + cell * 0.5,
+                        cell * 0.5,
+                        cell * 0.5,
+                        x + cell * 0.5,
+                        y + cell,
+                        cell * 0.5,
+                        cell * 0.5
+                    );
+                }
             }
         }
         for (c, label) in self.cols.iter().enumerate() {
@@ -415,11 +432,14 @@ mod tests {
             values: &[vec![Some(1.0), None]],
             tooltips: &[vec!["x".into(), "y".into()]],
             captions: ("r", "c"),
+            limits: &[vec![true, true]],
         }
         .render();
         assert!(hm.starts_with("<svg") && hm.ends_with("</svg>"));
         assert!(hm.contains("a&lt;b") && hm.contains("t &amp; u"));
         assert_eq!(hm.matches("<rect").count(), 2);
+        // Only the cell with a value is hatched.
+        assert_eq!(hm.matches("<path").count(), 1);
         let sc = Scatter {
             title: "s",
             points: &[(1e-3, 2e-3, 0, "p".into()), (1e-2, 1e-2, 1, "q".into())],
