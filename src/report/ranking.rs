@@ -153,7 +153,9 @@ pub fn ranking_html(r: &Ranking, top: usize) -> String {
         tip: String,
         bounded: bool,
     }
-    let mut best_by_block: BTreeMap<[usize; 3], f64> = BTreeMap::new();
+    // Shapes by their best estimated configuration; shapes only bounded after them, by bound.
+    let order = |a: &(bool, f64), b: &(bool, f64)| a.0.cmp(&b.0).then(a.1.total_cmp(&b.1));
+    let mut best_by_block: BTreeMap<[usize; 3], (bool, f64)> = BTreeMap::new();
     let mut cells: BTreeMap<([usize; 3], [usize; 3]), Cell> = BTreeMap::new();
     let mut folds: Vec<[usize; 3]> = Vec::new();
     let all = r
@@ -162,8 +164,11 @@ pub fn ranking_html(r: &Ranking, top: usize) -> String {
         .map(|x| (&x.config, &x.prediction, Some(x.rank)))
         .chain(r.bounded.iter().map(|x| (&x.config, &x.bound, None)));
     for (c, p, rank) in all {
-        let e = best_by_block.entry(c.block).or_insert(0.0);
-        *e = e.max(p.lups);
+        let e = best_by_block.entry(c.block).or_insert((false, 0.0));
+        let key = (rank.is_some(), p.lups);
+        if order(&key, e).is_gt() {
+            *e = key;
+        }
         let glups = p.lups / 1e9;
         let tip = match rank {
             Some(k) => format!(
@@ -191,8 +196,8 @@ pub fn ranking_html(r: &Ranking, top: usize) -> String {
         }
     }
     folds.sort();
-    let mut blocks: Vec<([usize; 3], f64)> = best_by_block.into_iter().collect();
-    blocks.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+    let mut blocks: Vec<([usize; 3], (bool, f64))> = best_by_block.into_iter().collect();
+    blocks.sort_by(|a, b| order(&b.1, &a.1).then(a.0.cmp(&b.0)));
     blocks.truncate(48);
     let rows: Vec<String> = blocks.iter().map(|b| shape(b.0)).collect();
     let cols: Vec<String> = folds.iter().map(|f| shape(*f)).collect();
