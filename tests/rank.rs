@@ -208,6 +208,15 @@ fn a_pruned_ranking_is_the_full_one_up_to_its_threshold() {
                 .all(|w| w[0].bound.seconds <= w[1].bound.seconds));
             let json = serde_json::to_string(&p).unwrap();
             assert_eq!(serde_json::from_str::<Ranking>(&json).unwrap(), p);
+            // Which configurations are estimated does not depend on the threads.
+            for threads in [1, 3] {
+                let pool = rayon::ThreadPoolBuilder::new()
+                    .num_threads(threads)
+                    .build()
+                    .unwrap();
+                let q = pool.install(|| rank(&k, &d, &m, &pruned(margin, keep)).unwrap());
+                assert_eq!(q, p, "{what}: {threads} threads");
+            }
         }
     }
 }

@@ -465,9 +465,9 @@ pub fn rank_configs(
     })
 }
 
-/// Configurations a pruned ranking estimates per round, per worker thread: enough to keep the
-/// workers busy between two updates of the threshold.
-const PRUNE_ROUND_PER_THREAD: usize = 16;
+/// Configurations a pruned ranking estimates per round, between two updates of its threshold:
+/// fixed, so that which configurations are estimated does not depend on the threads running it.
+const PRUNE_ROUND: usize = 64;
 
 /// The estimates of the configurations of `bounded` (sorted by their bounds) that can come
 /// within `pruning`'s threshold, the bounds of the others, and what that guarantees.
@@ -487,7 +487,6 @@ fn estimate_within(
     ),
     RankError,
 > {
-    let round = (PRUNE_ROUND_PER_THREAD * rayon::current_num_threads()).max(64);
     let mut estimated: Vec<(Admitted, Prediction)> = Vec::new();
     let mut times: Vec<f64> = Vec::new();
     let threshold = |times: &[f64]| -> f64 {
@@ -505,8 +504,7 @@ fn estimate_within(
     };
     let mut done = 0;
     while done < bounded.len() && bounded[done].1.seconds <= threshold(&times) {
-        // Rounds are fixed by the thread count only, so the set estimated is deterministic.
-        let end = (done + round).min(bounded.len());
+        let end = (done + PRUNE_ROUND).min(bounded.len());
         let round_estimates: Vec<(Admitted, Prediction)> = bounded[done..end]
             .par_iter()
             .map(|(a, _)| {
