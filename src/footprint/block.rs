@@ -1054,14 +1054,30 @@ impl BlockScratch {
         prog: &MemoryProgram,
         p: &CacheParams,
         classes: &SizeClasses,
+        load_requests: &[f64; 8],
     ) -> BlockTotals {
         let t = self.prepare(prog, p, classes);
-        // Summed as `run` sums the L2 load, so that the bound is never above it by rounding.
-        let l2_load = (0..8)
-            .filter(|&c| t.count[c] != 0.0)
-            .map(|c| t.count[c] * (t.footprint[c] / t.count[c]))
-            .fold(0.0, |a, v| a + v);
+        // Without re-fetches: the same sum as `run`'s, so never above it by rounding either.
+        let (l2_load, _) = Self::l2_load(&t, load_requests, 0.0);
         Self::totals(&t, p, l2_load, 0.0, 0.0, 0.0)
+    }
+
+    /// L2 load in sectors, and the re-fetches in it, where L1 re-fetches `refetch_ratio` of each
+    /// block's distinct sectors: at most what the block's warps request (`load_requests`, per
+    /// size class).
+    fn l2_load(t: &Prepared, load_requests: &[f64; 8], refetch_ratio: f64) -> (f64, f64) {
+        let mut l2_load = 0.0;
+        let mut refetch_total = 0.0;
+        for ((&n, &footprint), &requests) in t.count.iter().zip(&t.footprint).zip(load_requests) {
+            if n == 0.0 {
+                continue;
+            }
+            let per_block = footprint / n;
+            let with = (per_block * (1.0 + refetch_ratio)).min(requests.max(per_block));
+            l2_load += n * with;
+            refetch_total += n * (with - per_block);
+        }
+        (l2_load, refetch_total)
     }
 
     /// The totals of a configuration whose L2 load is `l2_load` sectors, whose reuses (between
@@ -1109,7 +1125,7 @@ impl BlockScratch {
         let t = self.prepare(prog, p, classes);
         let (s, nblocks, dom, places, rep) = (t.s, t.nblocks, t.dom, t.places, t.rep);
         let (px, py, pz) = (&t.px, &t.py, &t.pz);
-        let (footprint, count, rep_lines) = (t.footprint, t.count, t.rep_lines);
+        let rep_lines = t.rep_lines;
         let (all_footprints, compulsory) = (t.all_footprints, t.compulsory);
         let (grid, tile) = (classes.grid, classes.tile);
 
@@ -1348,18 +1364,7 @@ impl BlockScratch {
                 refetch_ratio = refetched / rep_weight / rep_sectors;
             }
         }
-        let mut l2_load = 0.0;
-        let mut refetch_total = 0.0;
-        for c in 0..8 {
-            if count[c] == 0.0 {
-                continue;
-            }
-            let per_block = footprint[c] / count[c];
-            let bound = load_requests[c].max(per_block);
-            let with = (per_block * (1.0 + refetch_ratio)).min(bound);
-            l2_load += count[c] * with;
-            refetch_total += count[c] * (with - per_block);
-        }
+        let (l2_load, refetch_total) = Self::l2_load(&t, load_requests, refetch_ratio);
 
         // L2: the stream of L2 accesses of the average block, per step: first touches, store
         // instructions' sectors and re-fetches.

@@ -425,7 +425,9 @@ impl Estimator {
         params: &CacheParams,
     ) -> Result<DataVolumes, FootprintError> {
         let (classes, w) = self.per_warp(prog, params)?;
-        let b = self.block.bounds(prog, params, &classes);
+        let b = self
+            .block
+            .bounds(prog, params, &classes, &w.load_sectors_per_block);
         Ok(Self::volumes(prog, params, &w, &b))
     }
 

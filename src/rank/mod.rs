@@ -416,14 +416,9 @@ pub fn rank_configs(
     if legal.is_empty() {
         return Err(RankError::Empty { count: space.len() });
     }
-    // Deterministic: time first, then the configuration's own order.
-    let by_time = |a: &(Admitted, Prediction), b: &(Admitted, Prediction)| {
-        a.1.seconds
-            .total_cmp(&b.1.seconds)
-            .then(a.0.config.cmp(&b.0.config))
-    };
     legal.sort_by(by_time);
-    let (mut estimated, bounded, pruned) = match opts.pruning {
+    // Both come sorted by time.
+    let (estimated, bounded, pruned) = match opts.pruning {
         None => (legal, Vec::new(), None),
         Some(pruning) => {
             let (estimated, bounded, summary) =
@@ -431,7 +426,6 @@ pub fn rank_configs(
             (estimated, bounded, Some(summary))
         }
     };
-    estimated.sort_by(by_time);
     let ranked = estimated
         .into_iter()
         .enumerate()
@@ -465,12 +459,20 @@ pub fn rank_configs(
     })
 }
 
+/// The order of a ranking, deterministic: time first, then the configuration's own order.
+fn by_time(a: &(Admitted, Prediction), b: &(Admitted, Prediction)) -> std::cmp::Ordering {
+    a.1.seconds
+        .total_cmp(&b.1.seconds)
+        .then(a.0.config.cmp(&b.0.config))
+}
+
 /// Configurations a pruned ranking estimates per round, between two updates of its threshold:
 /// fixed, so that which configurations are estimated does not depend on the threads running it.
 const PRUNE_ROUND: usize = 64;
 
 /// The estimates of the configurations of `bounded` (sorted by their bounds) that can come
-/// within `pruning`'s threshold, the bounds of the others, and what that guarantees.
+/// within `pruning`'s threshold, sorted by time, the bounds of the others, and what that
+/// guarantees.
 #[allow(clippy::type_complexity)]
 fn estimate_within(
     bounded: Vec<(Admitted, Prediction)>,
@@ -488,22 +490,18 @@ fn estimate_within(
     RankError,
 > {
     let mut estimated: Vec<(Admitted, Prediction)> = Vec::new();
-    let mut times: Vec<f64> = Vec::new();
-    let threshold = |times: &[f64]| -> f64 {
-        // `times` is sorted; fewer than `keep` estimates leave the threshold open.
-        let best = times.first().copied().unwrap_or(f64::INFINITY);
+    // `estimated` is kept sorted; fewer than `keep` estimates leave the threshold open.
+    let threshold = |estimated: &[(Admitted, Prediction)]| -> f64 {
+        let time = |i: usize| estimated.get(i).map_or(f64::INFINITY, |e| e.1.seconds);
         let kth = if pruning.keep == 0 {
             0.0
         } else {
-            times
-                .get(pruning.keep - 1)
-                .copied()
-                .unwrap_or(f64::INFINITY)
+            time(pruning.keep - 1)
         };
-        (pruning.margin * best).max(kth)
+        (pruning.margin * time(0)).max(kth)
     };
     let mut done = 0;
-    while done < bounded.len() && bounded[done].1.seconds <= threshold(&times) {
+    while done < bounded.len() && bounded[done].1.seconds <= threshold(&estimated) {
         let end = (done + PRUNE_ROUND).min(bounded.len());
         let round_estimates: Vec<(Admitted, Prediction)> = bounded[done..end]
             .par_iter()
@@ -514,15 +512,15 @@ fn estimate_within(
                 Ok((a.clone(), p))
             })
             .collect::<Result<_, FootprintError>>()?;
-        for (a, p) in round_estimates {
-            times.push(p.seconds);
-            estimated.push((a, p));
-        }
-        times.sort_by(f64::total_cmp);
+        estimated.extend(round_estimates);
+        estimated.sort_by(by_time);
         done = end;
     }
-    let threshold_seconds = threshold(&times);
-    let exact_ranks = times.iter().filter(|t| **t <= threshold_seconds).count();
+    let threshold_seconds = threshold(&estimated);
+    let exact_ranks = estimated
+        .iter()
+        .filter(|e| e.1.seconds <= threshold_seconds)
+        .count();
     let rest = bounded.into_iter().skip(done).collect();
     Ok((
         estimated,
