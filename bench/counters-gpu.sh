@@ -9,7 +9,8 @@
 #              `stencilscope rank --json`) and NAME-extra.txt (others), added to each sweep's
 #              seeded sample
 # env: MACHINE (default: from the GPU's name), DOMAIN (default 256,256,256),
-#      STENCILSCOPE_COMMIT (recorded in the reports), SAMPLE_* (sample sizes), LIMIT_* (seconds
+#      STENCILSCOPE_COMMIT (recorded in the reports), SEED (of the samples, default 1: another
+#      seed draws configurations the model was not checked on), SAMPLE_* (sample sizes), LIMIT_* (seconds
 #      per sweep), AOS_FILE (the D3Q19 AoS definition, default bench/counters/...), SECTIONS
 #      (ncu sections, default LaunchStats), EXPERIMENTS (empty: skip the L1 carve-out and L2
 #      split sweeps).
@@ -38,7 +39,7 @@ esac
   date -u +%Y-%m-%dT%H:%M:%SZ
   nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm,clocks.max.mem --format=csv
   echo "ncu: $(command -v ncu)"; ncu --version
-  echo "machine model: $MACHINE; domain $DOMAIN; commit ${STENCILSCOPE_COMMIT:-unknown}"
+  echo "machine model: $MACHINE; domain $DOMAIN; seed ${SEED:-1}; commit ${STENCILSCOPE_COMMIT:-unknown}"
 } > "$OUT/env.txt" 2>&1
 cat "$OUT/env.txt"
 
@@ -51,6 +52,7 @@ sweep() { # name, time limit (s), then the arguments of `stencilscope counters`
     [ -n "$CONFIGS" ] && [ -f "$f" ] && extra+=(--configs "$f")
   done
   for s in "${SECTIONS[@]}"; do sec+=(--ncu-section "$s"); done
+  extra+=(--seed "${SEED:-1}")
   local t0=$SECONDS
   echo "== $name: $BIN counters $* ${extra[*]} ${sec[*]} --machine $MACHINE --out $OUT --name $name"
   timeout "$limit" "$BIN" counters "$@" "${extra[@]}" "${sec[@]}" --machine "$MACHINE" --out "$OUT" \

@@ -288,6 +288,10 @@ pub struct ConfigRecord {
     pub registers_from: String,
     /// Resident blocks per SM from the machine model's occupancy calculation.
     pub blocks_per_sm: usize,
+    /// The L1 capacity the estimate took: what the launch's shared-memory configuration (as ncu
+    /// reported it) leaves of the SM's L1 and shared memory, else the machine's `l1_bytes`.
+    #[serde(default)]
+    pub l1_bytes: usize,
     /// Kernel duration under the profiler, seconds.
     pub duration_s: Option<f64>,
     /// The footprint visitor's volumes.
@@ -541,7 +545,16 @@ pub fn compare(
             .blocks_per_sm;
         // The kernel ran, so at least one block was resident: a zero comes from a model limit.
         let blocks_per_sm = occ.max(1);
-        let params = CacheParams::from_machine(input.machine, config.threads(), blocks_per_sm);
+        let mut params = CacheParams::from_machine(input.machine, config.threads(), blocks_per_sm);
+        // The driver picks the shared-memory configuration per launch (a carve-out preference
+        // or the blocks' needs), and the L1 gets the rest: 28 KiB at carve-out 100 % on the
+        // H100 against the usual 224 KiB.
+        if let Some(l1) = ncu::lookup(&l.metrics, ncu::SHARED_CONFIG)
+            .filter(|(_, b)| b.is_finite() && *b >= 0.0)
+            .and_then(|(_, b)| input.machine.l1_bytes_beside_shared(b as usize))
+        {
+            params.l1_bytes = l1;
+        }
         let estimate = estimator.estimate(input.kernel, input.domain, &config, &params)?;
         let errors = Level::ALL
             .iter()
@@ -553,6 +566,7 @@ pub fn compare(
             registers,
             registers_from,
             blocks_per_sm,
+            l1_bytes: params.l1_bytes,
             duration_s: l.metrics.get(ncu::DURATION).copied(),
             estimate,
             measured,
@@ -563,6 +577,18 @@ pub fn compare(
     }
     if records.is_empty() {
         return Err(CountersError::NoTwinKernels);
+    }
+    let mut l1: Vec<usize> = records.iter().map(|r| r.l1_bytes).collect();
+    l1.sort_unstable();
+    l1.dedup();
+    if l1 != [input.machine.l1_bytes] {
+        let kib: Vec<String> = l1.iter().map(|b| format!("{}", b / 1024)).collect();
+        notes.push(format!(
+            "estimates take each launch's L1 as what its shared-memory configuration (ncu) leaves \
+             of the SM's {} KiB: {} KiB",
+            input.machine.l1_shared_bytes.unwrap_or(0) / 1024,
+            kib.join(", ")
+        ));
     }
     Ok((records, notes))
 }

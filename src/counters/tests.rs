@@ -131,7 +131,8 @@ fn synthetic_csv(
     );
     // Under the display name of the LaunchStats section, as the details page prints it.
     row(1, &name, ncu::REGISTERS[1], "register/thread", regs as f64);
-    row(1, &name, ncu::SHARED_CONFIG[1], "Kbyte", 32.77);
+    // The driver's usual 32 KiB, which leaves the preset's L1.
+    row(1, &name, ncu::SHARED_CONFIG[1], "Kbyte", 32.768);
     row(
         2,
         FLUSH_KERNEL,
@@ -164,7 +165,8 @@ fn compare_pairs_launches_and_uses_measured_registers() {
     let r = &records[0];
     assert_eq!(r.registers, 40);
     assert_eq!(r.registers_from, "ncu Registers Per Thread");
-    assert_eq!(shared_config(&records), Some(32770.0));
+    assert_eq!(shared_config(&records), Some(32768.0));
+    assert_eq!(r.l1_bytes, m.l1_bytes);
     assert_eq!(r.estimate, est);
     for (i, e) in r.errors.iter().enumerate() {
         // The estimate is 1/1.25 of the measurement at every level: -20 %.
@@ -179,6 +181,55 @@ fn compare_pairs_launches_and_uses_measured_registers() {
     assert_eq!(notes.len(), 1);
     // The eviction kernel that read too little is flagged.
     assert_eq!(flush_notes(&records, Some(400_000_000)).len(), 2);
+}
+
+#[test]
+fn the_estimate_takes_the_l1_the_launch_got() {
+    let k = star();
+    let d = Domain::new3(128, 64, 64);
+    let m = load_machine("h100-sxm").unwrap();
+    let c = LaunchConfig::new([2, 4, 32], [2, 4, 4]);
+    let (csv, _) = synthetic_csv(&k, &d, &m, &c, 1.0);
+    // Carve-out 100 %: 228 KiB of shared memory, 28 KiB of L1.
+    let csv = csv.replace("\"Kbyte\",\"32.768\"", "\"Kbyte\",\"233.472\"");
+    let launches = ncu::parse_csv(&csv).unwrap();
+    let fallback = |_: &LaunchConfig| (999, "unused".to_string());
+    let compare_on = |m: &MachineModel| {
+        let input = CompareInput {
+            kernel: &k,
+            domain: &d,
+            machine: m,
+            fallback_registers: &fallback,
+        };
+        let (mut records, notes) = compare(&launches, &input).unwrap();
+        (records.remove(0), notes)
+    };
+    let (r, notes) = compare_on(&m);
+    assert_eq!(r.l1_bytes, 28 << 10);
+    assert!(
+        notes
+            .iter()
+            .any(|n| n.contains("of the SM's 256 KiB: 28 KiB")),
+        "{notes:?}"
+    );
+    let mut small = m.clone();
+    small.l1_bytes = 28 << 10;
+    let p = CacheParams::from_machine(&small, c.threads(), r.blocks_per_sm);
+    let at_28k = footprint::estimate(&k, &c, &d, &p).unwrap();
+    assert_eq!(r.estimate, at_28k);
+    // A smaller L1 keeps less: more L2 load than the preset's L1.
+    let p = CacheParams::from_machine(&m, c.threads(), r.blocks_per_sm);
+    let preset = footprint::estimate(&k, &c, &d, &p).unwrap();
+    assert!(
+        at_28k.l2_load > 1.5 * preset.l2_load,
+        "{at_28k:?} {preset:?}"
+    );
+    // A machine that does not know its L1 and shared memory together keeps its `l1_bytes`.
+    let mut unknown = m.clone();
+    unknown.l1_shared_bytes = None;
+    let (r, notes) = compare_on(&unknown);
+    assert_eq!((r.l1_bytes, r.estimate), (m.l1_bytes, preset));
+    assert!(notes.is_empty(), "{notes:?}");
 }
 
 #[test]

@@ -59,6 +59,10 @@ pub struct MachineModel {
     /// The L1's set function, where measured (`bench/l1-sets.py`); empty where not.
     #[serde(default)]
     pub l1_set_index: SetIndex,
+    /// The SM's L1 and shared memory together, where known: a launch's L1 is what its
+    /// shared-memory configuration leaves of it (`l1_bytes` is the L1 of the usual one).
+    #[serde(default)]
+    pub l1_shared_bytes: Option<usize>,
     /// Total L2 capacity.
     pub l2_bytes: usize,
     /// L2 capacity a single SM's data effectively sees (half on split-L2 parts).
@@ -127,6 +131,15 @@ impl MachineModel {
     /// file is read; an unchecked model that breaks its rules gets no curve).
     pub fn l2_reuse_curve(&self) -> crate::footprint::ReuseMisses {
         reuse_curve_in_bytes(&self.l2_reuse_misses).unwrap_or_default()
+    }
+
+    /// The L1 beside a shared-memory configuration of `shared_bytes` (as ncu reports a launch's):
+    /// the rest of [`MachineModel::l1_shared_bytes`]; `None` where that is unknown or the
+    /// configuration leaves no L1.
+    pub fn l1_bytes_beside_shared(&self, shared_bytes: usize) -> Option<usize> {
+        self.l1_shared_bytes
+            .and_then(|t| t.checked_sub(shared_bytes))
+            .filter(|&l1| l1 > 0)
     }
 
     /// [`MachineModel::partial_store_loss`] at `warps` per block: linear in log2 of the warps

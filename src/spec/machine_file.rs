@@ -201,7 +201,7 @@ const FIGURES: [(&str, &str, f64, f64, bool); 26] = [
 
 /// Figures a file may leave out, and the value they then take: (key, meaning, minimum, maximum,
 /// integer?, default).
-const OPTIONAL_FIGURES: [(&str, &str, f64, f64, bool, f64); 2] = [
+const OPTIONAL_FIGURES: [(&str, &str, f64, f64, bool, f64); 3] = [
     (
         "l1_conflict_ways",
         "L1 ways that lines spread over sets compete in, 0 for one fully associative LRU",
@@ -215,6 +215,14 @@ const OPTIONAL_FIGURES: [(&str, &str, f64, f64, bool, f64); 2] = [
         "bytes L2 reads from DRAM on a read miss, 0 for one sector",
         0.0,
         1024.0,
+        true,
+        0.0,
+    ),
+    (
+        "l1_shared_bytes",
+        "bytes of the SM's L1 and shared memory together, 0 where not known",
+        0.0,
+        16777216.0,
         true,
         0.0,
     ),
@@ -447,6 +455,10 @@ pub fn parse_machine(text: &str, file: &str) -> Result<MachineModel, MachineErro
         l1_bytes: u("l1_bytes"),
         l1_conflict_ways: u("l1_conflict_ways"),
         l1_set_index,
+        l1_shared_bytes: match u("l1_shared_bytes") {
+            0 => None,
+            b => Some(b),
+        },
         l2_bytes: u("l2_bytes"),
         l2_effective_bytes: u("l2_effective_bytes"),
         l2_reuse_misses,
@@ -506,6 +518,12 @@ pub fn parse_machine(text: &str, file: &str) -> Result<MachineModel, MachineErro
         "at most max_threads_per_sm",
     )?;
     rel(
+        m.l1_shared_bytes
+            .is_none_or(|b| b >= m.l1_bytes && b >= m.shared_bytes_per_sm),
+        "l1_shared_bytes",
+        "at least l1_bytes and shared_bytes_per_sm (the L1 and shared memory share it), or 0",
+    )?;
+    rel(
         m.max_shared_bytes_per_block <= m.shared_bytes_per_sm,
         "max_shared_bytes_per_block",
         "at most shared_bytes_per_sm",
@@ -528,6 +546,11 @@ mod tests {
         assert_eq!(h.sms, 132);
         assert!((h.peak_flops(8) - 128.0 * 132.0 * 1.98e9).abs() < 1.0);
         assert_eq!(h.l1_conflict_ways, 4);
+        // A launch's L1 is what its shared-memory configuration leaves (0 where none is left).
+        assert_eq!(h.l1_shared_bytes, Some(256 << 10));
+        assert_eq!(h.l1_bytes_beside_shared(228 << 10), Some(28 << 10));
+        assert_eq!(h.l1_bytes_beside_shared(32 << 10), Some(h.l1_bytes));
+        assert_eq!(h.l1_bytes_beside_shared(256 << 10), None);
         // An optional figure left out takes its default (a fully associative L1).
         let text = preset_text("h100-sxm").unwrap();
         let without = text
@@ -569,7 +592,7 @@ mod tests {
             let e = with(bad).unwrap_err();
             assert!(matches!(e, MachineError::Absurd { .. }), "{bad}: {e}");
             assert!(e.to_string().contains(says), "{bad}: {e}");
-            assert!(e.to_string().starts_with("m.toml:13:"), "{bad}: {e}");
+            assert!(e.to_string().starts_with("m.toml:14:"), "{bad}: {e}");
         }
         let many = format!(
             "[{}]",
@@ -616,6 +639,17 @@ mod tests {
         )
         .unwrap_err();
         assert!(e.to_string().contains("at most l2_bytes"), "{e}");
+        // The L1 and shared memory together hold each of them.
+        let e = parse_machine(
+            &text.replace("l1_shared_bytes = 262144", "l1_shared_bytes = 131072"),
+            "m.toml",
+        )
+        .unwrap_err();
+        let msg = e.to_string();
+        assert!(
+            msg.starts_with("m.toml:12:") && msg.contains("at least l1_bytes"),
+            "{e}"
+        );
         let e = parse_machine(&text.replace("sms = \"datasheet\"\n", ""), "m.toml").unwrap_err();
         assert!(matches!(e, MachineError::MissingSource { .. }), "{e}");
         let e = parse_machine(
@@ -658,7 +692,7 @@ mod tests {
             let t = text.replace(line, &format!("partial_store_loss = {bad}"));
             let e = parse_machine(&t, "m.toml").unwrap_err();
             assert!(
-                e.to_string().contains(why) && e.to_string().starts_with("m.toml:19:"),
+                e.to_string().contains(why) && e.to_string().starts_with("m.toml:20:"),
                 "{bad}: {e}"
             );
         }
@@ -688,7 +722,7 @@ mod tests {
             let e = parse_machine(&t, "m.toml").unwrap_err();
             assert!(
                 e.to_string().contains("[MiB, share] pairs")
-                    && e.to_string().starts_with("m.toml:20:"),
+                    && e.to_string().starts_with("m.toml:21:"),
                 "{bad}: {e}"
             );
         }

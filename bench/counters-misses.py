@@ -1,0 +1,119 @@
+#!/usr/bin/env python3
+"""Which assumption each counter miss points to (issue 8).
+
+Reads the reports `bench/recheck-counters.sh` writes (the committed ncu CSVs re-analysed with the
+current visitor) and sorts every configuration whose DRAM load or L2 load is outside ±10 % of the
+counters into the class of misses the probes in bench/results/*/counters/README.md explain. The
+rules use only what the report holds (the sweep, the block, the L1 the estimate took, the other
+levels' errors); they name the evidence, they are not a model.
+
+usage: bench/counters-misses.py DIR [SWEEP ...]
+  DIR    the OUTDIR of bench/recheck-counters.sh (NAME.json per sweep)
+  SWEEP  sweep names (default: every NAME.json in DIR without `-reuse-curve`)
+"""
+import json
+import sys
+from pathlib import Path
+
+TOL = 0.10
+
+# class: (level, the assumption that fails, where the evidence is)
+CLASSES = {
+    "partial": ("DRAM load", "write-back: L2 writes partly written sectors back before other "
+                "stores complete them, each then costing a fill and a second write",
+                "README sections on partly written sectors; l2-traffic/threshold"),
+    "l2-less": ("DRAM load", "L2 capacity: L2 loses reuses the model keeps (reuse distances "
+                "on the steep part of the measured curve, the L2 split)",
+                "l2-traffic/capacity; the 512-top sweep"),
+    "l2-more": ("DRAM load", "L2 capacity: L2 keeps reuses the model loses",
+                "l2-traffic/capacity; the reuse-curve experiment files"),
+    "order-aos": ("L2 load", "scheduling order: AoS warps are interleaved by the full L1 load "
+                  "queue (lg_throttle), between the lockstep and warp-burst orders",
+                  "issue-order/, issue-order/warp-stalls/"),
+    "small-l1": ("L2 load", "L1 replacement: a small L1 data store (carve-out 100 %) is not LRU "
+                 "even for consecutive lines", "l1-policy/, l1-carveout/"),
+    "narrow": ("L2 load", "scheduling order: blocks 1-2 threads wide re-fetch lines that "
+               "x-neighbouring blocks share; their order decides the hits",
+               "issue-order/; the refetch-chain prototype"),
+    "l1-less": ("L2 load", "L1 capacity/replacement: L1 loses halo rows earlier than the "
+                "model's 4-way set conflicts", "l1-policy/, l1-sets/, l1-carveout/"),
+    "l1-more": ("L2 load", "scheduling order: L1 keeps more than the lockstep model, whose "
+                "warps touch the whole halo between two uses", "issue-order/"),
+}
+
+
+def err(r, level):
+    m = r["measured"].get(level)
+    if not m:
+        return None
+    return r["estimate"][level] / m - 1
+
+
+def classify(sweep, r):
+    """The classes of one configuration's misses (none where both levels are within ±10 %)."""
+    out = []
+    block = r["config"]["block"]
+    e = err(r, "dram_load")
+    if e is not None and abs(e) > TOL:
+        ms, es = r["measured"].get("dram_store") or 0, r["estimate"]["dram_store"]
+        if ms > 1.05 * es:
+            out.append("partial")
+        else:
+            out.append("l2-less" if e < 0 else "l2-more")
+    e = err(r, "l2_load")
+    if e is not None and abs(e) > TOL:
+        if "aos" in sweep:
+            out.append("order-aos")
+        elif r.get("l1_bytes", 1 << 30) <= 64 << 10:
+            out.append("small-l1")
+        elif block[0] <= 2 and e > 0:
+            out.append("narrow")
+        else:
+            out.append("l1-less" if e < 0 else "l1-more")
+    return out
+
+
+def main():
+    args = sys.argv[1:]
+    if not args or args[0] in ("-h", "--help"):
+        sys.exit(__doc__)
+    d = Path(args[0])
+    names = args[1:] or sorted(p.stem for p in d.glob("*.json") if "-reuse-curve" not in p.stem)
+    counts = {c: {} for c in CLASSES}
+    totals = {"DRAM load": [0, 0], "L2 load": [0, 0]}
+    examples = {c: [] for c in CLASSES}
+    for name in names:
+        s = json.load(open(d / f"{name}.json"))
+        for r in s["records"]:
+            for lv, key in (("DRAM load", "dram_load"), ("L2 load", "l2_load")):
+                e = err(r, key)
+                if e is not None:
+                    totals[lv][0] += 1
+                    totals[lv][1] += abs(e) <= TOL
+            for c in classify(name, r):
+                counts[c][name] = counts[c].get(name, 0) + 1
+                lv = "dram_load" if CLASSES[c][0] == "DRAM load" else "l2_load"
+                cfg = r["config"]
+                examples[c].append(
+                    f"{'×'.join(map(str, cfg['block']))} fold {'×'.join(map(str, cfg['fold']))} "
+                    f"({name}, {err(r, lv) * 100:+.0f} %)")
+    print("| level | within ±10 % |\n|---|---|")
+    for lv, (n, ok) in totals.items():
+        print(f"| {lv} | {ok} of {n} ({100 * ok / n:.0f} %) |")
+    print("\n| class | level | misses | sweeps | the assumption that fails | evidence |")
+    print("|---|---|---|---|---|---|")
+    for c, (lv, why, where) in CLASSES.items():
+        n = sum(counts[c].values())
+        if n == 0:
+            continue
+        per = ", ".join(f"{k} {v}" for k, v in sorted(counts[c].items()))
+        print(f"| {c} | {lv} | {n} | {per} | {why} | {where} |")
+    print()
+    for c in CLASSES:
+        if examples[c]:
+            shown = "; ".join(examples[c][:4]) + ("; …" if len(examples[c]) > 4 else "")
+            print(f"- {c}: {shown}")
+
+
+if __name__ == "__main__":
+    main()
