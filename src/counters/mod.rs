@@ -548,10 +548,14 @@ pub fn compare(
         let mut params = CacheParams::from_machine(input.machine, config.threads(), blocks_per_sm);
         // The driver picks the shared-memory configuration per launch (a carve-out preference
         // or the blocks' needs), and the L1 gets the rest: 28 KiB at carve-out 100 % on the
-        // H100 against the usual 224 KiB.
+        // H100 against the usual 224 KiB. Configurations are whole KiB; ncu may print them in
+        // rounded kB (32.77 for 32 KiB).
         if let Some(l1) = ncu::lookup(&l.metrics, ncu::SHARED_CONFIG)
             .filter(|(_, b)| b.is_finite() && *b >= 0.0)
-            .and_then(|(_, b)| input.machine.l1_bytes_beside_shared(b as usize))
+            .and_then(|(_, b)| {
+                let kib = (b / 1024.0).round() as usize;
+                input.machine.l1_bytes_beside_shared(kib * 1024)
+            })
         {
             params.l1_bytes = l1;
         }

@@ -131,8 +131,8 @@ fn synthetic_csv(
     );
     // Under the display name of the LaunchStats section, as the details page prints it.
     row(1, &name, ncu::REGISTERS[1], "register/thread", regs as f64);
-    // The driver's usual 32 KiB, which leaves the preset's L1.
-    row(1, &name, ncu::SHARED_CONFIG[1], "Kbyte", 32.768);
+    // The driver's usual 32 KiB (in ncu's rounded kB), which leaves the preset's L1.
+    row(1, &name, ncu::SHARED_CONFIG[1], "Kbyte", 32.77);
     row(
         2,
         FLUSH_KERNEL,
@@ -165,7 +165,7 @@ fn compare_pairs_launches_and_uses_measured_registers() {
     let r = &records[0];
     assert_eq!(r.registers, 40);
     assert_eq!(r.registers_from, "ncu Registers Per Thread");
-    assert_eq!(shared_config(&records), Some(32768.0));
+    assert_eq!(shared_config(&records), Some(32770.0));
     assert_eq!(r.l1_bytes, m.l1_bytes);
     assert_eq!(r.estimate, est);
     for (i, e) in r.errors.iter().enumerate() {
@@ -191,7 +191,7 @@ fn the_estimate_takes_the_l1_the_launch_got() {
     let c = LaunchConfig::new([2, 4, 32], [2, 4, 4]);
     let (csv, _) = synthetic_csv(&k, &d, &m, &c, 1.0);
     // Carve-out 100 %: 228 KiB of shared memory, 28 KiB of L1.
-    let csv = csv.replace("\"Kbyte\",\"32.768\"", "\"Kbyte\",\"233.472\"");
+    let csv = csv.replace("\"Kbyte\",\"32.77\"", "\"Kbyte\",\"233.47\"");
     let launches = ncu::parse_csv(&csv).unwrap();
     let fallback = |_: &LaunchConfig| (999, "unused".to_string());
     let compare_on = |m: &MachineModel| {
