@@ -51,6 +51,15 @@ isolates one candidate, over buffers well beyond the L2, with every other sector
   written; below the L2's capacity only such a limit can fill them during the kernel. `lag L`:
   block b writes the first halves of 64 sectors and the second halves of those block b - L wrote,
   so that about 64 L sectors are partly written at a time, over 128 MiB.
+- `halves L` (the set `partner`): the L2 fetches 64 bytes for a read miss of one sector (the
+  fetch granularity); does it keep the partner sector until its own request comes? Block b reads
+  the first sectors of 32 chunks of 64 bytes and the second sectors of the chunks block b - L
+  read (L = 0: the same thread, a second load right after the first), so about L × 2 KiB of
+  other chunks are fetched between a chunk's two halves; `fetch_limit` 32 is the control where
+  L2 fetches one sector.
+- `paced-halves W/D/S` (the set `partner`): W warps per SM loop over groups of 4 chunks, reading
+  their first sectors, then (D = 1: once the first load has returned, and S cycles later) the
+  second ones: the partner's lifetime in time, at several rates of DRAM traffic.
 - `copy B` (the set `partial`): the records read from one buffer and written to another, as the
   AoS kernel does (19 loads, then 19 stores): how near its bursts of stores come to the paced ones.
 
@@ -59,7 +68,7 @@ Nsight Compute (`--clock-control none`, caches flushed before each launch) reads
 sectors from the L1s and the DRAM bytes.
 
 usage (GPU, CuPy, ncu): bench/l2-traffic.py measure OUT.json
-                           [traffic|partial|capacity|stagger|runs|threshold]
+                           [traffic|partial|capacity|stagger|runs|threshold|partner]
                          bench/l2-traffic.py summary OUT.json
 """
 import json
@@ -204,6 +213,42 @@ extern "C" __global__ void reread(const float4* __restrict__ a, long long per, i
 {
     scan(a, per, shift, chunks, out);
 }
+extern "C" __global__ void halves(const float* __restrict__ a, long long groups, long long lag,
+                                  float* __restrict__ out)
+{
+    // Block b reads the first sectors of group b's 32 chunks (64 B each) and the second sectors
+    // of group b - lag's.
+    const long long b = blockIdx.x, t = threadIdx.x;
+    float s = 0.0f, want = 0.0f;
+    if (b < groups) { s += a[(b * 32 + t / 8) * 16 + t % 8]; want += 1.0f; }
+    if (b >= lag) { s += a[((b - lag) * 32 + t / 8) * 16 + 8 + t % 8]; want += 1.0f; }
+    if (s != want) atomicAdd(out, 1.0f);
+}
+extern "C" __global__ void paced_halves(const float* __restrict__ a, long long quads, int dep,
+                                        int spin, float* __restrict__ out)
+{
+    // Each warp loops over groups of 4 chunks: their first sectors, then their second ones.
+    const long long warps = (long long)gridDim.x * blockDim.x / 32;
+    const int lane = threadIdx.x % 32;
+    float s = 0.0f;
+    long long n = 0;
+    for (long long g = (blockIdx.x * (long long)blockDim.x + threadIdx.x) / 32; g < quads;
+         g += warps, ++n) {
+        const long long chunk = g * 4 + lane / 8;
+        const float v1 = a[chunk * 16 + lane % 8];
+        long long i2 = chunk * 16 + 8 + lane % 8;
+        if (dep) {
+            // The second load waits for the first (its address depends on the value), then spins.
+            i2 += v1 != 1.0f;
+            if (v1 == 1.0f && spin > 0) {
+                const long long t0 = clock64();
+                while (clock64() - t0 < spin) {}
+            }
+        }
+        s += v1 + a[i2];
+    }
+    if (s != 2.0f * n) atomicAdd(out, 1.0f);
+}
 extern "C" __global__ void copy(const float* __restrict__ a, float* __restrict__ b, int n)
 {
     const long long r = record_of(n) * Q;
@@ -240,6 +285,7 @@ BLOCKS = [(8, 8, 16), (4, 16, 16), (16, 8, 8), (16, 64, 1), (32, 4, 2), (64, 2, 
 
 RUNS_SOURCE_WORDS = 1 << 21  # runs: an 8 MiB source, read from L2 after its first pass
 RUNS_L2_STEP = (1 << 18) + 32  # runs: words between a thread's loads through L2 (1 MiB + a line)
+PARTNER_CHUNKS = 1 << 21  # halves, paced-halves: 128 MiB of 64-byte chunks
 READ_BLOCKS_PER_SM = 8  # reread: blocks of 256 threads, all resident
 
 
@@ -261,6 +307,16 @@ def plan(which):
                             "stagger": stagger})
             pts.append({"probe": "pieces", "pieces": 1, "mode": "blocks", "loads": loads,
                         "stagger": 8000})
+        return pts
+    if which == "partner":
+        for lag in (0, 1, 4, 16, 64, 256, 1024, 4096, 16384):
+            pts.append({"probe": "halves", "lag": lag, "fetch_limit": None})
+        for lag in (0, 4096):
+            pts.append({"probe": "halves", "lag": lag, "fetch_limit": 32})
+        for w in (4, 16, 64):
+            pts.append({"probe": "paced-halves", "warps_per_sm": w, "dep": 0, "spin": 0})
+            for spin in (0, 1000, 4000, 16000):
+                pts.append({"probe": "paced-halves", "warps_per_sm": w, "dep": 1, "spin": spin})
         return pts
     if which == "threshold":
         # Partly written sectors never completed, fewer and more than the L2 holds; and sectors
@@ -355,6 +411,23 @@ def launch(plan_path):
                     and bool(cp.all(view[:, pt["words"]:] == 1.0))):
                 sys.exit(f"scatter {pt}: wrong words written")
             big.fill(1.0)
+        elif kind in ("halves", "paced-halves"):
+            buf = big[:PARTNER_CHUNKS * 16]
+            buf.fill(1.0)
+            out.fill(0.0)
+            rt.deviceSetLimit(LIMIT_L2_FETCH, pt.get("fetch_limit") or default_limit)
+            if kind == "halves":
+                groups = PARTNER_CHUNKS // 32
+                mod.get_function("halves")((groups + pt["lag"],), (256,),
+                                           (buf, cp.int64(groups), cp.int64(pt["lag"]), out))
+            else:
+                mod.get_function("paced_halves")((sms * pt["warps_per_sm"] // 4,), (128,),
+                                                 (buf, cp.int64(PARTNER_CHUNKS // 4),
+                                                  cp.int32(pt["dep"]), cp.int32(pt["spin"]), out))
+            rt.deviceSynchronize()
+            rt.deviceSetLimit(LIMIT_L2_FETCH, default_limit)
+            if float(out[0]) != 0.0:
+                sys.exit(f"{kind} {pt}: read something other than the ones written")
         elif kind == "reread":
             chunks, per = reread_shape(pt["mb"], sms)
             buf = big[:per * chunks * 4]
@@ -455,14 +528,16 @@ def measure(out_path, which):
         ("none", "application", ["reread"]) if which == "capacity" else
         ("all", "kernel",
          ["gather", "scatter", "records", "records_read", "soa_store", "paced", "copy", "pieces",
-          "runs", "lag"]))
+          "runs", "lag", "halves", "paced_halves"]))
     rows, out = profile_plan(__file__, points, names, METRICS, cache, replay)
     default_limit = json.loads(out.strip().splitlines()[-1])["default_fetch_limit"]
     sms = cp.cuda.Device().attributes["MultiProcessorCount"]
     results = []
     for pt, row in zip(points, rows):
         m = {k: number(row[k]) for k in METRICS}
-        if pt["probe"] in ("gather", "scatter", "pieces", "runs", "lag"):
+        if pt["probe"] in ("halves", "paced-halves"):
+            pt["units"], pt["unit_bytes"] = PARTNER_CHUNKS, 64
+        elif pt["probe"] in ("gather", "scatter", "pieces", "runs", "lag"):
             pt["units"], pt["unit_bytes"] = pt.get("sectors", SECTORS), 32
         elif pt["probe"] == "paced":
             pt["units"], pt["unit_bytes"] = PACED_CELLS, 4 * Q
@@ -482,7 +557,7 @@ def summary(path):
     print(f"# L2 to DRAM traffic probes on the {d['device']} (issue 8)\n")
     print(f"Measured {d['date'][:10]}, driver {d['driver']}, default "
           f"`cudaLimitMaxL2FetchGranularity` {d['default_fetch_limit']} B. Per unit (a sector for "
-          "gather, scatter, pieces and runs, a byte of the buffer for reread, a 76-byte record for the "
+          "gather, scatter, pieces and runs, a 64-byte chunk for halves and paced-halves, a byte of the buffer for reread, a 76-byte record for the "
           "others), in bytes; `L2 rd`/`L2 wr` are the "
           "sectors from the L1s times 32.\n")
     print("| probe | setting | L2 rd | L2 rd miss | L2 wr | L2 wr miss | DRAM rd | DRAM wr | time |")
@@ -499,6 +574,14 @@ def summary(path):
         elif r["probe"] == "lag":
             setting = (f"halves {r['lag']} blocks apart (about {r['lag'] * 64 * 32 / 2**20:g} MiB of "
                        "sectors partly written at a time)")
+        elif r["probe"] == "halves":
+            lim = r["fetch_limit"] if r["fetch_limit"] else f"default ({d['default_fetch_limit']})"
+            setting = (f"second halves {r['lag']} blocks later (about {r['lag'] * 2:g} KiB of "
+                       f"chunks between), fetch limit {lim}")
+        elif r["probe"] == "paced-halves":
+            setting = (f"{r['warps_per_sm']} warps/SM, " +
+                       (f"second half after the first returned + {r['spin']} cycles"
+                        if r["dep"] else "both halves at once"))
         elif r["probe"] == "reread":
             setting = f"{r['mb']} MiB, {r['mapping']} blocks"
         elif r["probe"] == "pieces":
@@ -532,8 +615,10 @@ def main():
         launch(args[1])
     elif len(args) in (2, 3) and args[0] == "measure":
         which = args[2] if len(args) == 3 else "traffic"
-        if which not in ("traffic", "partial", "capacity", "stagger", "runs", "threshold"):
-            sys.exit("the probe set is traffic, partial, capacity, stagger, runs or threshold, "
+        if which not in ("traffic", "partial", "capacity", "stagger", "runs", "threshold",
+                         "partner"):
+            sys.exit("the probe set is traffic, partial, capacity, stagger, runs, threshold or "
+                     "partner, "
                      f"not {which}")
         measure(args[1], which)
     elif len(args) == 2 and args[0] == "summary":

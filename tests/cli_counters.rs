@@ -203,6 +203,12 @@ fn stand_in_ncu_drives_the_whole_sweep() {
     assert_eq!(json["commit"], "abc123");
     assert_eq!(json["carveout"], 100);
     assert_eq!(json["l2_fetch_bytes"], 32);
+    // The estimates read the fetches the twin set, not the machine's 64 bytes.
+    assert!(
+        json["notes"].to_string().contains("32-byte L2 fetches"),
+        "{}",
+        json["notes"]
+    );
     assert_eq!(json["device"]["name"], "Stand-in GPU");
     let records = json["records"].as_array().unwrap();
     assert_eq!(records.len(), 2);

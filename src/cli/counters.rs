@@ -320,7 +320,15 @@ pub fn run(a: &CountersArgs, out: &mut impl Write) -> Result<(), CliError> {
             kernel.dims, domain.dims
         )));
     }
-    let machine = load_machine(&a.machine)?;
+    let original: Option<CountersSweep> = match &a.original {
+        Some(p) => Some(serde_json::from_str(&read(p)?).map_err(CountersError::from)?),
+        None => None,
+    };
+    let fetch_bytes = a
+        .l2_fetch_bytes
+        .or(original.as_ref().and_then(|o| o.l2_fetch_bytes));
+    let (machine, fetch_note) =
+        counters::machine_for_fetch(&load_machine(&a.machine)?, fetch_bytes)?;
     let stem = a
         .name
         .clone()
@@ -400,6 +408,7 @@ pub fn run(a: &CountersArgs, out: &mut impl Write) -> Result<(), CliError> {
             fallback_registers: &fallback,
         },
     )?;
+    notes.extend(fetch_note);
     notes.extend(profile.notes);
     if !skipped.is_empty() {
         notes.push(format!(
@@ -431,10 +440,6 @@ pub fn run(a: &CountersArgs, out: &mut impl Write) -> Result<(), CliError> {
         .unwrap_or_default();
     let summary = summarize(&records);
     let (min_load, min_store) = stencilscope::footprint::minimal_volumes(kernel);
-    let original: Option<CountersSweep> = match &a.original {
-        Some(p) => Some(serde_json::from_str(&read(p)?).map_err(CountersError::from)?),
-        None => None,
-    };
     let command = std::env::args().collect::<Vec<_>>().join(" ");
     let commit = commit(a.commit.as_deref());
     let date = counters::utc_now();
@@ -471,9 +476,7 @@ pub fn run(a: &CountersArgs, out: &mut impl Write) -> Result<(), CliError> {
         date: original.as_ref().map(|o| o.date.clone()).unwrap_or(date),
         flush_bytes,
         carveout: a.carveout.or(original.as_ref().and_then(|o| o.carveout)),
-        l2_fetch_bytes: a
-            .l2_fetch_bytes
-            .or(original.as_ref().and_then(|o| o.l2_fetch_bytes)),
+        l2_fetch_bytes: fetch_bytes,
         shared_config_bytes: counters::shared_config(&records),
         records,
         summary,

@@ -89,6 +89,16 @@ pub enum CountersError {
     /// The CSV holds no launch of the twin's stencil kernels.
     #[error("no launch in the ncu CSV is one of the twin's kernels (names starting with `{ENTRY_PREFIX}`)")]
     NoTwinKernels,
+    /// An L2 fetch size the machine cannot fetch.
+    #[error("an L2 fetch of {bytes} bytes is not a whole number of the machine's {sector}-byte sectors up to its {line}-byte line")]
+    Fetch {
+        /// The size asked for.
+        bytes: usize,
+        /// The machine's sector.
+        sector: usize,
+        /// The machine's line.
+        line: usize,
+    },
     /// A file could not be read or written.
     #[error("{}: {source}", path.display())]
     Io {
@@ -595,6 +605,36 @@ pub fn compare(
         ));
     }
     Ok((records, notes))
+}
+
+/// The machine a sweep's estimates use: `machine` with the L2 fetch size the twin set
+/// (`--l2-fetch-bytes`), so that estimate and counters count the same DRAM fetches; with a note
+/// where that changed the machine's figure. A size the machine cannot fetch (not a whole number
+/// of sectors, or above a line) is an error.
+pub fn machine_for_fetch(
+    machine: &MachineModel,
+    fetch_bytes: Option<u32>,
+) -> Result<(MachineModel, Option<String>), CountersError> {
+    let mut m = machine.clone();
+    let Some(bytes) = fetch_bytes.map(|b| b as usize) else {
+        return Ok((m, None));
+    };
+    if bytes == 0 || !bytes.is_multiple_of(m.sector_bytes) || bytes > m.line_bytes {
+        return Err(CountersError::Fetch {
+            bytes,
+            sector: m.sector_bytes,
+            line: m.line_bytes,
+        });
+    }
+    if bytes == m.l2_fetch_bytes {
+        return Ok((m, None));
+    }
+    let note = format!(
+        "estimates read {bytes}-byte L2 fetches, the size the twin set, instead of {}'s {} bytes",
+        m.name, m.l2_fetch_bytes
+    );
+    m.l2_fetch_bytes = bytes;
+    Ok((m, Some(note)))
 }
 
 /// The shared-memory configuration (bytes) ncu reported, where every launch reports the same.

@@ -451,3 +451,33 @@ fn real_ncu_csv_with_launch_statistics() {
     assert!(!l[0].metrics.contains_key("Cluster Scheduling Policy"));
     assert_eq!(l[0].metrics["Block Size"], 512.0);
 }
+
+#[test]
+fn the_estimate_reads_the_fetches_the_twin_set() {
+    let h100 = load_machine("h100-sxm").unwrap();
+    assert_eq!(h100.l2_fetch_bytes, 64);
+    // No limit set, or the machine's own: the machine as it is, no note.
+    for f in [None, Some(64)] {
+        let (m, note) = machine_for_fetch(&h100, f).unwrap();
+        assert_eq!((m.l2_fetch_bytes, note), (64, None));
+    }
+    let (m32, note) = machine_for_fetch(&h100, Some(32)).unwrap();
+    assert_eq!(m32.l2_fetch_bytes, 32);
+    assert!(note.unwrap().contains("32-byte L2 fetches"));
+    // star3d_r4 f64 rows start 32 bytes into a 64-byte fetch: the 32-byte fetch reads less
+    // from DRAM, and nothing else moves.
+    let k = star();
+    let d = Domain::new3(64, 64, 64);
+    let c = LaunchConfig::new([32, 4, 2], [1, 1, 2]);
+    let v = |m: &MachineModel| {
+        footprint::estimate(&k, &c, &d, &CacheParams::from_machine(m, c.threads(), 16)).unwrap()
+    };
+    let (v64, v32) = (v(&h100), v(&m32));
+    assert!(v32.dram_load < v64.dram_load, "{v32:?} {v64:?}");
+    assert_eq!((v32.l2_load, v32.dram_store), (v64.l2_load, v64.dram_store));
+    // Sizes the machine cannot fetch are refused.
+    for bad in [0, 48, 256] {
+        let e = machine_for_fetch(&h100, Some(bad)).unwrap_err();
+        assert!(e.to_string().contains("32-byte sectors"), "{e}");
+    }
+}

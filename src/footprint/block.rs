@@ -111,12 +111,17 @@ struct Prepared {
     compulsory_fetches: f64,
     stored: Tally,
     stored_together: f64,
+    /// L2's fetches per sector requested where every x-fold point of a block fetches alone
+    /// (see [`step_fetch_ratio`]); 0 where the partners of a fetch all belong to its step.
+    step_fetch_ratio: f64,
 }
 
 /// Scratch buffers, reused between calls.
 #[derive(Debug, Default)]
 pub(crate) struct BlockScratch {
     unions: Option<Unions>,
+    /// [`step_fetch_ratio`] per block width and x-fold (valid for `unions`' key).
+    step_ratios: HashMap<(usize, usize), f64>,
     /// Per tile and line size (valid for `unions`' key).
     tiles: HashMap<([usize; 3], i64), TileTotals>,
     /// The regions of the accesses of a kind of a block at a place with an extent (valid for
@@ -949,6 +954,7 @@ impl BlockScratch {
                 && u.fetch == fetch
         });
         if !key_matches {
+            self.step_ratios.clear();
             self.tiles.clear();
             self.sampled.clear();
             self.pass.forget_patterns();
@@ -1023,7 +1029,18 @@ impl BlockScratch {
                 )
             })
             .expect("computed above");
+        let (bx, fx) = (prog.config.block[0], prog.config.fold[0]);
+        let step_fetch_ratio = if fx > 1 && fetch > s {
+            let (planes, acc) = (&self.planes, &self.acc);
+            *self
+                .step_ratios
+                .entry((bx, fx))
+                .or_insert_with(|| step_fetch_ratio(planes, acc, bx, fx, s, fetch))
+        } else {
+            0.0
+        };
         Prepared {
+            step_fetch_ratio,
             s,
             fetch,
             nblocks,
@@ -1059,7 +1076,7 @@ impl BlockScratch {
         let t = self.prepare(prog, p, classes);
         // Without re-fetches: the same sum as `run`'s, so never above it by rounding either.
         let (l2_load, _) = Self::l2_load(&t, load_requests, 0.0);
-        Self::totals(&t, p, l2_load, 0.0, 0.0, 0.0)
+        Self::totals(&t, p, l2_load, 0.0, 0.0, 0.0, 0.0)
     }
 
     /// L2 load in sectors, and the re-fetches in it, where L1 re-fetches `refetch_ratio` of each
@@ -1082,7 +1099,7 @@ impl BlockScratch {
 
     /// The totals of a configuration whose L2 load is `l2_load` sectors, whose reuses (between
     /// blocks, and L1's re-fetches) miss L2 for `reuse_missed` and `refetch_missed` sectors, and
-    /// that rewrites `rewritten` sectors.
+    /// that rewrites `rewritten` sectors, and whose fetches lose `partners_missed` sectors.
     fn totals(
         t: &Prepared,
         p: &CacheParams,
@@ -1090,6 +1107,7 @@ impl BlockScratch {
         reuse_missed: f64,
         refetch_missed: f64,
         rewritten: f64,
+        partners_missed: f64,
     ) -> BlockTotals {
         // L2 reads the aligned fetch of `fetch` bytes around a sector it misses: the compulsory
         // load is the union counted in fetches. A missed reuse is charged its sector only: its
@@ -1107,7 +1125,8 @@ impl BlockScratch {
                 + refetch_missed
                 + (t.stored.distinct - t.stored.full)
                 + 2.0 * rewritten
-                + written_early,
+                + written_early
+                + partners_missed,
             dram_store_sectors: t.stored.distinct + rewritten + written_early,
         }
     }
@@ -1529,14 +1548,115 @@ impl BlockScratch {
             .map(|c| c.sectors * f64::from(u8::from(distance(c) >= l2)))
             .sum::<f64>()
             * nblocks as f64;
+        let (reuse_missed, refetch_missed) =
+            (reused * (1.0 - h), refetch_total * (1.0 - refetch_hit));
+        // A fetch's partner sectors first requested at the thread's next x-fold point are lost
+        // where L2 misses a reuse from one x-fold point to the next (measured: D3Q19 SoA tiles
+        // folded along x read whole fetches per fold point, and with 32-byte fetches what the
+        // visitor says; bench/results/h100/counters/README.md, "The other half of a 64-byte
+        // fetch").
+        let partners_missed = if t.step_fetch_ratio > 0.0 {
+            let next_fold = Link {
+                m: 0,
+                then: 0,
+                now: sh.slots,
+                rest: 0.5,
+                part: 0.5,
+                sectors: 1.0,
+            };
+            let charged = (t.compulsory_fetches * (t.fetch / s) as f64).max(compulsory)
+                + reuse_missed
+                + refetch_missed;
+            let requested = compulsory + reuse_missed + refetch_missed;
+            (requested * t.step_fetch_ratio - charged).max(0.0) * (1.0 - hit(&next_fold))
+        } else {
+            0.0
+        };
         Self::totals(
             &t,
             p,
             l2_load,
-            reused * (1.0 - h),
-            refetch_total * (1.0 - refetch_hit),
+            reuse_missed,
+            refetch_missed,
             rewritten,
+            partners_missed,
         )
+    }
+}
+
+/// Sectors L2 reads from DRAM per sector requested where each x-fold point of a block fetches
+/// alone, i.e. a fetch's other sectors are used only by requests of the same fold point of the
+/// blocks running together: `Σ fetched / Σ requested` over the fold points of a row of tiles, for
+/// the loads of every plane whose elements are contiguous (AoS planes are left out), averaged over
+/// a few rows. 0 where no plane qualifies.
+fn step_fetch_ratio(
+    planes: &[Plane],
+    acc: &[PlaneAccess],
+    bx: usize,
+    fx: usize,
+    s: i64,
+    fetch: i64,
+) -> f64 {
+    let (mut requested, mut fetched) = (0.0, 0.0);
+    let mut iv: Vec<(i64, i64)> = Vec::new();
+    for (pi, pl) in planes.iter().enumerate() {
+        if pl.pitch != pl.elem {
+            continue;
+        }
+        let loads: Vec<&PlaneAccess> = acc
+            .iter()
+            .filter(|a| a.plane == pi && a.kind == AccessKind::Load)
+            .collect();
+        let mut rows: Vec<(i64, i64)> = loads.iter().map(|a| (a.off[1], a.off[2])).collect();
+        rows.sort_unstable();
+        rows.dedup();
+        let (w, period) = (bx as i64 * pl.elem, (bx * fx) as i64 * pl.elem);
+        // Enough tiles that their starts take every place within a fetch.
+        let tiles = 4 * (fetch / gcd(period, fetch)).max(1);
+        for &(dy, dz) in &rows {
+            for (y, z) in [(0, 0), (1, 0), (2, 0), (3, 0), (0, 1), (1, 1)] {
+                let base = pl.row_base(y + dy, z + dz);
+                for i in 0..fx as i64 {
+                    iv.clear();
+                    for a in loads.iter().filter(|a| (a.off[1], a.off[2]) == (dy, dz)) {
+                        for tile in 0..tiles {
+                            let lo = base + tile * period + i * w + a.off[0] * pl.elem;
+                            iv.push((lo, lo + w));
+                        }
+                    }
+                    requested += units_covered(&mut iv, s) as f64;
+                    fetched += (units_covered(&mut iv, fetch) * (fetch / s)) as f64;
+                }
+            }
+        }
+    }
+    if requested > 0.0 {
+        fetched / requested
+    } else {
+        0.0
+    }
+}
+
+/// Distinct aligned units of `unit` bytes the byte intervals `[lo, hi)` touch (sorts `iv`).
+fn units_covered(iv: &mut [(i64, i64)], unit: i64) -> i64 {
+    iv.sort_unstable();
+    let (mut n, mut last) = (0, i64::MIN);
+    for &(lo, hi) in iv.iter() {
+        let (first, end) = (lo.div_euclid(unit), (hi - 1).div_euclid(unit));
+        let from = first.max(last + 1);
+        if end >= from {
+            n += end - from + 1;
+            last = end;
+        }
+    }
+    n
+}
+
+fn gcd(a: i64, b: i64) -> i64 {
+    if b == 0 {
+        a.abs()
+    } else {
+        gcd(b, a % b)
     }
 }
 

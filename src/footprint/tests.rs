@@ -874,3 +874,48 @@ fn bounds_never_exceed_the_estimate() {
         }
     }
 }
+
+#[test]
+fn fetch_partners_are_lost_between_x_fold_points_where_l2_misses() {
+    // Measured on the H100 (D3Q19 SoA, bench/results/h100/counters/l2-fetch/): a tile folded
+    // along x fetches per fold point; the other half of a 64-byte fetch, first requested at the
+    // thread's next x-fold point, is fetched again where L2 misses that reuse.
+    let k = kernel(
+        Field::scalar("u", Dtype::F32, 1, FieldRole::Input),
+        Field::scalar("v", Dtype::F32, 0, FieldRole::Output),
+        &[([0, 0, 0], 0)],
+    );
+    let d = Domain::new3(256, 16, 4);
+    let at = |c: &LaunchConfig, fetch: usize, l2: usize| {
+        let p = CacheParams {
+            dram_fetch_bytes: fetch,
+            l2_bytes: l2,
+            ..big()
+        };
+        data_volumes(&k, &d, c, &p).unwrap()
+    };
+    let (keeps, loses) = (big().l2_bytes, 64);
+    // Each fold point of 8 f32 covers two sectors from byte 4 on, in one or two fetches.
+    let folded = LaunchConfig::new([8, 4, 1], [4, 1, 1]);
+    let (kept32, kept64) = (at(&folded, 32, keeps), at(&folded, 64, keeps));
+    let (lost32, lost64) = (at(&folded, 32, loses), at(&folded, 64, loses));
+    assert!(
+        kept64.dram_load < 1.1 * kept32.dram_load,
+        "{kept64:?} {kept32:?}"
+    );
+    assert!(
+        lost64.dram_load > 1.3 * lost32.dram_load,
+        "{lost64:?} {lost32:?}"
+    );
+    assert_eq!(
+        (lost64.l2_load, lost64.dram_store),
+        (lost32.l2_load, lost32.dram_store)
+    );
+    // Unfolded, a fetch's halves are requested at the same step (by blocks side by side).
+    let flat = LaunchConfig::new([32, 4, 1], [1; 3]);
+    let (flat32, flat64) = (at(&flat, 32, loses), at(&flat, 64, loses));
+    assert!(
+        flat64.dram_load < 1.1 * flat32.dram_load,
+        "{flat64:?} {flat32:?}"
+    );
+}
