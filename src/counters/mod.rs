@@ -90,7 +90,7 @@ pub enum CountersError {
     #[error("no launch in the ncu CSV is one of the twin's kernels (names starting with `{ENTRY_PREFIX}`)")]
     NoTwinKernels,
     /// An L2 fetch size the machine cannot fetch.
-    #[error("an L2 fetch of {bytes} bytes is not a whole number of the machine's {sector}-byte sectors up to its {line}-byte line")]
+    #[error("an L2 fetch of {bytes} bytes is not the machine's {sector}-byte sectors times a power of two, up to its {line}-byte line")]
     Fetch {
         /// The size asked for.
         bytes: usize,
@@ -609,8 +609,8 @@ pub fn compare(
 
 /// The machine a sweep's estimates use: `machine` with the L2 fetch size the twin set
 /// (`--l2-fetch-bytes`), so that estimate and counters count the same DRAM fetches; with a note
-/// where that changed the machine's figure. A size the machine cannot fetch (not a whole number
-/// of sectors, or above a line) is an error.
+/// where that changed the machine's figure. A size the machine cannot fetch
+/// ([`MachineModel::can_fetch`]) is an error.
 pub fn machine_for_fetch(
     machine: &MachineModel,
     fetch_bytes: Option<u32>,
@@ -619,7 +619,7 @@ pub fn machine_for_fetch(
     let Some(bytes) = fetch_bytes.map(|b| b as usize) else {
         return Ok((m, None));
     };
-    if bytes == 0 || !bytes.is_multiple_of(m.sector_bytes) || bytes > m.line_bytes {
+    if !m.can_fetch(bytes) {
         return Err(CountersError::Fetch {
             bytes,
             sector: m.sector_bytes,

@@ -35,7 +35,9 @@
 //! machine's measured share of the sectors a block's stores complete only together (AoS record
 //! words) that L2 writes back before they are complete (a write and a fill each).
 
-use super::geometry::{convolve, residues, Counter, ElemBox, IntHasher, Plane, PlaneAccess, Tally};
+use super::geometry::{
+    convolve, gcd, residues, Counter, ElemBox, IntHasher, Plane, PlaneAccess, Tally,
+};
 use super::rows::{
     boxes, load_boxes, sample_rows, Bands, BlockAt, Grid, Issue, Link, Part, RowPass, SampledRow,
     Shape,
@@ -114,6 +116,14 @@ struct Prepared {
     /// L2's fetches per sector requested where every x-fold point of a block fetches alone
     /// (see [`step_fetch_ratio`]); 0 where the partners of a fetch all belong to its step.
     step_fetch_ratio: f64,
+}
+
+impl Prepared {
+    /// The compulsory DRAM load in sectors: the grid's union counted in L2's fetches, at least
+    /// its sectors.
+    fn compulsory_fetched(&self) -> f64 {
+        (self.compulsory_fetches * (self.fetch / self.s) as f64).max(self.compulsory)
+    }
 }
 
 /// Scratch buffers, reused between calls.
@@ -1113,14 +1123,13 @@ impl BlockScratch {
         // load is the union counted in fetches. A missed reuse is charged its sector only: its
         // fetch's other sectors are mostly missed at the same time (whole rows) or shared with
         // the blocks beside it in the wave.
-        let compulsory_fetched = t.compulsory_fetches * (t.fetch / t.s) as f64;
         // The warps of a block store together; L2 writes back a share of the sectors they
         // complete only together before the last word arrives (measured by warps per block,
         // bench/l2-traffic.py): each costs a second write and a fill (HBM has no byte mask).
         let written_early = t.stored_together * p.partial_store_loss;
         BlockTotals {
             l2_load_sectors: l2_load,
-            dram_load_sectors: compulsory_fetched.max(t.compulsory)
+            dram_load_sectors: t.compulsory_fetched()
                 + reuse_missed
                 + refetch_missed
                 + (t.stored.distinct - t.stored.full)
@@ -1564,9 +1573,7 @@ impl BlockScratch {
                 part: 0.5,
                 sectors: 1.0,
             };
-            let charged = (t.compulsory_fetches * (t.fetch / s) as f64).max(compulsory)
-                + reuse_missed
-                + refetch_missed;
+            let charged = t.compulsory_fetched() + reuse_missed + refetch_missed;
             let requested = compulsory + reuse_missed + refetch_missed;
             (requested * t.step_fetch_ratio - charged).max(0.0) * (1.0 - hit(&next_fold))
         } else {
@@ -1603,24 +1610,26 @@ fn step_fetch_ratio(
         if pl.pitch != pl.elem {
             continue;
         }
-        let loads: Vec<&PlaneAccess> = acc
+        // The x offsets of the plane's loads per row offset (y, z).
+        let mut rows: Vec<((i64, i64), i64)> = acc
             .iter()
             .filter(|a| a.plane == pi && a.kind == AccessKind::Load)
+            .map(|a| ((a.off[1], a.off[2]), a.off[0]))
             .collect();
-        let mut rows: Vec<(i64, i64)> = loads.iter().map(|a| (a.off[1], a.off[2])).collect();
         rows.sort_unstable();
         rows.dedup();
         let (w, period) = (bx as i64 * pl.elem, (bx * fx) as i64 * pl.elem);
         // Enough tiles that their starts take every place within a fetch.
         let tiles = 4 * (fetch / gcd(period, fetch)).max(1);
-        for &(dy, dz) in &rows {
+        for row in rows.chunk_by(|a, b| a.0 == b.0) {
+            let (dy, dz) = row[0].0;
             for (y, z) in [(0, 0), (1, 0), (2, 0), (3, 0), (0, 1), (1, 1)] {
                 let base = pl.row_base(y + dy, z + dz);
                 for i in 0..fx as i64 {
                     iv.clear();
-                    for a in loads.iter().filter(|a| (a.off[1], a.off[2]) == (dy, dz)) {
+                    for &(_, dx) in row {
                         for tile in 0..tiles {
-                            let lo = base + tile * period + i * w + a.off[0] * pl.elem;
+                            let lo = base + tile * period + i * w + dx * pl.elem;
                             iv.push((lo, lo + w));
                         }
                     }
@@ -1650,14 +1659,6 @@ fn units_covered(iv: &mut [(i64, i64)], unit: i64) -> i64 {
         }
     }
     n
-}
-
-fn gcd(a: i64, b: i64) -> i64 {
-    if b == 0 {
-        a.abs()
-    } else {
-        gcd(b, a % b)
-    }
 }
 
 #[cfg(test)]

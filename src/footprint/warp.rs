@@ -7,6 +7,7 @@
 //! The total over all blocks is then `Σ shape, residue: instructions × blocks × count(shape, residue)`,
 //! exact for the whole grid, partial edge tiles included.
 
+use super::geometry::gcd;
 use super::{CacheParams, MemoryProgram, SizeClasses};
 use crate::address::Var;
 use crate::ir::AccessKind;
@@ -406,12 +407,4 @@ pub fn bank_passes(addrs: impl Iterator<Item = i64>, elem: usize, words: &mut Ve
     }
     let min = (words.len() as u32).div_ceil(BANKS as u32);
     per_bank.into_iter().max().unwrap_or(0).max(min)
-}
-
-fn gcd(a: i64, b: i64) -> i64 {
-    if b == 0 {
-        a.abs()
-    } else {
-        gcd(b, a % b)
-    }
 }

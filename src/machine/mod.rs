@@ -142,6 +142,14 @@ impl MachineModel {
             .filter(|&l1| l1 > 0)
     }
 
+    /// Whether L2 can read `bytes` per miss from DRAM: the sector size times a power of two, at
+    /// most a line.
+    pub fn can_fetch(&self, bytes: usize) -> bool {
+        bytes.is_multiple_of(self.sector_bytes)
+            && (bytes / self.sector_bytes).is_power_of_two()
+            && bytes <= self.line_bytes
+    }
+
     /// [`MachineModel::partial_store_loss`] at `warps` per block: linear in log2 of the warps
     /// between the measured points, the nearest point's share outside them (0 where none).
     pub fn partial_store_share(&self, warps: usize) -> f64 {

@@ -504,11 +504,8 @@ pub fn parse_machine(text: &str, file: &str) -> Result<MachineModel, MachineErro
         "line_bytes",
         "a multiple of sector_bytes",
     )?;
-    let fetch_sectors = m.l2_fetch_bytes / m.sector_bytes;
     rel(
-        m.l2_fetch_bytes.is_multiple_of(m.sector_bytes)
-            && fetch_sectors.is_power_of_two()
-            && m.l2_fetch_bytes <= m.line_bytes,
+        m.can_fetch(m.l2_fetch_bytes),
         "l2_fetch_bytes",
         "sector_bytes times a power of two, at most line_bytes (e.g. 64 for 32-byte sectors)",
     )?;
