@@ -15,7 +15,7 @@ Nsight Compute gives L1's hit and miss sectors; the steady hit rate leaves out t
 The effective number of warps interleaved is `C / (g½·k)`, `g½` the gap at which half the reuses
 hit: 1 is warp-burst, `W` lockstep.
 
-usage (GPU, CuPy, ncu): bench/l1-interleave.py measure OUT.json [--l1-kib 224]
+usage (GPU, CuPy, ncu): bench/l1-interleave.py measure OUT.json [--l1-kib 224] [--bps 2,8] [--lines 1,8,32]
                         bench/l1-interleave.py summary OUT.json
 """
 import json
@@ -54,9 +54,9 @@ GAPS = (1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96)
 LINE = 128
 
 
-def plan():
+def plan(bps_list=(2, 8), lines=(1, 8, 32)):
     """(blocks per SM, lines per instruction, gap) points."""
-    return [(bps, k, g) for bps in (2, 8) for k in (1, 8, 32) for g in GAPS]
+    return [(bps, k, g) for bps in bps_list for k in lines for g in GAPS]
 
 
 def launch(plan_path):
@@ -78,10 +78,10 @@ def launch(plan_path):
             sys.exit(f"bps {bps} k {k} g {g}: result {float(out[0])}, expected 2")
 
 
-def measure(out_path, l1_kib):
+def measure(out_path, l1_kib, bps_list, lines):
     import cupy as cp
 
-    points = plan()
+    points = plan(bps_list, lines)
     sms = cp.cuda.runtime.getDeviceProperties(0)["multiProcessorCount"]
     with tempfile.TemporaryDirectory() as tmp:
         plan_path = os.path.join(tmp, "plan.json")
@@ -150,8 +150,11 @@ def main():
     if len(args) == 2 and args[0] == "launch":
         launch(args[1])
     elif len(args) >= 2 and args[0] == "measure":
-        kib = int(args[args.index("--l1-kib") + 1]) if "--l1-kib" in args else 224
-        measure(args[1], kib)
+        def opt(name, default):
+            return args[args.index(name) + 1] if name in args else default
+        ints = lambda v: tuple(int(x) for x in v.split(","))  # noqa: E731
+        measure(args[1], int(opt("--l1-kib", "224")), ints(opt("--bps", "2,8")),
+                ints(opt("--lines", "1,8,32")))
     elif len(args) == 2 and args[0] == "summary":
         summary(args[1])
     else:

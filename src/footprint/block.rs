@@ -15,7 +15,9 @@
 //! again after `g` load steps has seen the lines all resident blocks touched in between: the
 //! block's working set (Denning's, from the distribution of line-reuse gaps) over the window of
 //! the `g - 1` steps between and parts of the two steps of its touches; replaying the line touches
-//! with the resulting eviction probabilities gives the re-fetched sectors.
+//! with the resulting eviction probabilities gives the re-fetched sectors. Within the burst of
+//! loads a warp issues back to back (its first fold point's), only the machine's measured share
+//! of the SM's warps interleave with it, so those reuses see that share of the window's lines.
 //!
 //! DRAM load is `G` counted in L2's fetches from DRAM (the aligned `dram_fetch_bytes` around a
 //! missed sector), plus the reused sectors L2 no longer holds, plus re-fetches and re-writes that
@@ -176,6 +178,8 @@ pub(crate) struct BlockScratch {
     pass: RowPass,
     ws: Vec<f64>,
     evict: Vec<f64>,
+    /// Eviction by gap for the loads of a warp's first burst (see `RowPass::refetches`).
+    burst_evict: Vec<f64>,
     cum: Vec<f64>,
     step_acc: Vec<f64>,
     share: Vec<LinkTable>,
@@ -313,6 +317,22 @@ fn conflict_evictions(ws: &[f64], gaps: &[f64], share: f64, ways: usize, evict: 
             total += density;
         }
         evict.push(1.0 - kept / total);
+    }
+}
+
+/// Eviction probability by reuse gap (load steps) in the block's `share` of L1 lines: with
+/// `ways`-way sets, [`conflict_evictions`]; fully associative (`ways` = 0), an LRU that loses a
+/// line once the window's working set fills the share.
+fn l1_evictions(ws: &[f64], gaps: &[f64], share: f64, ways: usize, evict: &mut Vec<f64>) {
+    if ways > 0 {
+        conflict_evictions(ws, gaps, share, ways, evict);
+        return;
+    }
+    let fill = fill_window(ws, share);
+    evict.clear();
+    evict.push(0.0);
+    for g in 1..ws.len() {
+        evict.push(1.0 - triangular_cdf(fill - (g - 1) as f64));
     }
 }
 
@@ -1377,17 +1397,36 @@ impl BlockScratch {
             // fell into its set (see `conflict_evictions`).
             let share = rep_weight * cap / resident;
             self.pass.working_set(load_steps, &mut self.ws);
-            if ways > 0 {
-                conflict_evictions(&self.ws, &self.pass.gaps, share, ways, &mut self.evict);
+            let gaps = &self.pass.gaps;
+            l1_evictions(&self.ws, gaps, share, ways, &mut self.evict);
+            // The first fold point's loads go out back to back (the compiled kernels issue them
+            // before their first arithmetic), and between two of them L1 sees the loads of only
+            // the measured share of the SM's warps, not all of them as in lockstep
+            // (`bench/l1-interleave.py`): their window holds that share of the lines. Later loads
+            // wait on their operands and take turns with every warp, as the steps do.
+            let warps_per_block = cfg.threads().div_ceil(p.warp_size.max(1)) as f64;
+            let lines_per_load = self
+                .ws
+                .get(1)
+                .map_or(1.0, |l| l / rep_weight / warps_per_block);
+            let interleaved = p.l1_interleave.share(lines_per_load);
+            let burst_loads = if interleaved < 1.0 {
+                l1_evictions(
+                    &self.ws,
+                    gaps,
+                    share / interleaved,
+                    ways,
+                    &mut self.burst_evict,
+                );
+                (0..prog.instructions.len())
+                    .filter(|&n| is_load[n] && prog.issues(0, n))
+                    .count() as u32
             } else {
-                let fill = fill_window(&self.ws, share);
-                self.evict.clear();
-                self.evict.push(0.0);
-                for g in 1..self.ws.len() {
-                    self.evict.push(1.0 - triangular_cdf(fill - (g - 1) as f64));
-                }
-            }
-            let refetched = self.pass.refetches(&self.evict);
+                0
+            };
+            let refetched = self
+                .pass
+                .refetches(&self.evict, &self.burst_evict, burst_loads);
             if rep_sectors > 0.0 {
                 refetch_ratio = refetched / rep_weight / rep_sectors;
             }

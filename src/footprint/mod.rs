@@ -89,6 +89,73 @@ impl ReuseMisses {
     }
 }
 
+/// Most points of an [`InterleaveShares`] curve.
+pub const INTERLEAVE_POINTS: usize = 8;
+
+/// The share of an SM's resident warps whose loads L1 sees between two loads of one warp's burst
+/// (loads issued back to back), by the lines each load instruction touches, for one launch's
+/// resident warps (`MachineModel::l1_interleave`); linear in log2 of the lines between the
+/// points, flat beyond them. Empty: every resident warp (lockstep).
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
+#[serde(try_from = "Vec<(f64, f64)>", into = "Vec<(f64, f64)>")]
+pub struct InterleaveShares {
+    /// `(lines per load instruction, share)`, lines rising; the first `len` are used.
+    points: [(f64, f64); INTERLEAVE_POINTS],
+    len: usize,
+}
+
+impl InterleaveShares {
+    /// The curve through `points` (`(lines, share)`): at most [`INTERLEAVE_POINTS`], lines rising
+    /// from 1 up, shares above 0 and at most 1.
+    pub fn new(points: &[(f64, f64)]) -> Result<InterleaveShares, String> {
+        if points.len() > INTERLEAVE_POINTS {
+            return Err(format!(
+                "{} points, at most {INTERLEAVE_POINTS}",
+                points.len()
+            ));
+        }
+        if points
+            .iter()
+            .any(|p| p.0.is_nan() || p.0 < 1.0 || !(p.1 > 0.0 && p.1 <= 1.0))
+        {
+            return Err("lines must be at least 1 and shares above 0 and at most 1".into());
+        }
+        if points.windows(2).any(|w| w[0].0 >= w[1].0) {
+            return Err("lines must rise from point to point".into());
+        }
+        let mut c = InterleaveShares::default();
+        c.points[..points.len()].copy_from_slice(points);
+        c.len = points.len();
+        Ok(c)
+    }
+
+    /// The share at `lines` per load instruction; 1 without a curve.
+    pub fn share(&self, lines: f64) -> f64 {
+        let log2 = |l: f64| l.max(1.0).log2();
+        piecewise_linear(
+            self.points[..self.len].iter().map(|&(l, s)| (log2(l), s)),
+            log2(lines),
+        )
+        .unwrap_or(1.0)
+    }
+}
+
+/// Read as its list of points, checked as [`InterleaveShares::new`] checks them.
+impl TryFrom<Vec<(f64, f64)>> for InterleaveShares {
+    type Error = String;
+
+    fn try_from(points: Vec<(f64, f64)>) -> Result<InterleaveShares, String> {
+        InterleaveShares::new(&points)
+    }
+}
+
+/// Written as its list of points.
+impl From<InterleaveShares> for Vec<(f64, f64)> {
+    fn from(c: InterleaveShares) -> Vec<(f64, f64)> {
+        c.points[..c.len].to_vec()
+    }
+}
+
 /// Read as its list of points, checked as [`ReuseMisses::new`] checks them.
 impl TryFrom<Vec<(f64, f64)>> for ReuseMisses {
     type Error = String;
@@ -129,6 +196,10 @@ pub struct CacheParams {
     /// of a step at `l2_bytes` (the simulator's LRU L2 keeps `l2_bytes`).
     #[serde(default)]
     pub l2_reuse_misses: ReuseMisses,
+    /// The share of the resident warps that interleave with a warp's burst of loads, by lines
+    /// per load instruction, for this launch (empty: all of them, lockstep).
+    #[serde(default)]
+    pub l1_interleave: InterleaveShares,
     /// Sector size in bytes (32 on NVIDIA).
     pub sector_bytes: usize,
     /// Bytes L2 reads from DRAM per read miss, the aligned group around the sector (0: one
@@ -162,6 +233,9 @@ impl CacheParams {
             l1_set_index: machine.l1_set_index,
             l2_bytes: machine.l2_effective_bytes,
             l2_reuse_misses: machine.l2_reuse_curve(),
+            l1_interleave: machine.l1_interleave_at(
+                threads_per_block.div_ceil(machine.warp_size.max(1)) * blocks_per_sm,
+            ),
             sector_bytes: machine.sector_bytes,
             dram_fetch_bytes: machine.l2_fetch_bytes,
             line_bytes: machine.line_bytes,

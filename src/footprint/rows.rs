@@ -1808,9 +1808,10 @@ impl RowPass {
     }
 
     /// Replays the L1 events, a line touched again after a gap of `g` load steps being evicted
-    /// with probability `evict[g]`; returns the expected weighted sectors re-fetched and records
-    /// them in `refetched`.
-    pub fn refetches(&mut self, evict: &[f64]) -> f64 {
+    /// with probability `evict[g]`, or `burst[g]` where it is touched again among the first
+    /// `burst_loads` loads (the burst a warp issues back to back); returns the expected weighted
+    /// sectors re-fetched and records them in `refetched`.
+    pub fn refetches(&mut self, evict: &[f64], burst: &[f64], burst_loads: u32) -> f64 {
         self.ever.clear();
         self.ever.resize(self.line_count, 0);
         self.present.clear();
@@ -1822,7 +1823,12 @@ impl RowPass {
                 0.0
             } else {
                 let g = (self.load_step(e.step) - self.load_step(e.prev)) as usize;
-                evict.get(g).copied().unwrap_or(1.0)
+                let table = if self.load_step(e.step) < burst_loads {
+                    burst
+                } else {
+                    evict
+                };
+                table.get(g).copied().unwrap_or(1.0)
             };
             let known = e.mask & self.ever[l];
             // Evicted: every sector loaded before is fetched again; kept: those L1 lacks.

@@ -14,6 +14,7 @@ fn big() -> CacheParams {
         l1_set_index: Default::default(),
         l2_bytes: 256 << 20,
         l2_reuse_misses: Default::default(),
+        l1_interleave: Default::default(),
         sector_bytes: 32,
         dram_fetch_bytes: 32,
         line_bytes: 128,
@@ -918,4 +919,64 @@ fn fetch_partners_are_lost_between_x_fold_points_where_l2_misses() {
         flat64.dram_load < 1.1 * flat32.dram_load,
         "{flat64:?} {flat32:?}"
     );
+}
+
+#[test]
+fn bursts_of_back_to_back_loads_see_only_the_interleaved_warps() {
+    // Measured on the H100 and the H200 (bench/l1-interleave.py): between two loads of one
+    // warp's burst, L1 sees the loads of only a share of the SM's warps. A narrow block's
+    // x-neighbours reuse each line within the burst; in lockstep every resident warp's 32 lines
+    // per step come in between and evict it, with a small share they do not.
+    let k = kernel(
+        Field::scalar("u", Dtype::F32, 1, FieldRole::Input),
+        Field::scalar("v", Dtype::F32, 0, FieldRole::Output),
+        &[([-1, 0, 0], 0), ([0, 0, 0], 0), ([1, 0, 0], 0)],
+    );
+    let d = Domain::new3(64, 256, 16);
+    let at = |c: &LaunchConfig, share: Option<f64>| {
+        let p = CacheParams {
+            blocks_per_sm: 8,
+            l1_bytes: 64 * 128,
+            l1_interleave: share
+                .map(|s| InterleaveShares::new(&[(1.0, s)]).unwrap())
+                .unwrap_or_default(),
+            ..big()
+        };
+        data_volumes(&k, &d, c, &p).unwrap()
+    };
+    let flat = LaunchConfig::new([1, 64, 1], [1; 3]);
+    let (lockstep, all, few) = (at(&flat, None), at(&flat, Some(1.0)), at(&flat, Some(0.05)));
+    assert_eq!(lockstep, all, "a share of 1 is lockstep");
+    assert!(few.l2_load < 0.8 * lockstep.l2_load, "{few:?} {lockstep:?}");
+    assert!(few.l2_load >= 4.0, "{few:?}");
+    assert_eq!(
+        (few.l1_load_requests, few.dram_store),
+        (lockstep.l1_load_requests, lockstep.dram_store)
+    );
+    // Folded, only the first fold point's loads are the burst: the later points take turns with
+    // every warp, so the share saves less per update.
+    let folded = LaunchConfig::new([1, 64, 1], [1, 1, 4]);
+    let (f_lock, f_few) = (at(&folded, None), at(&folded, Some(0.05)));
+    assert!(f_few.l2_load < f_lock.l2_load, "{f_few:?} {f_lock:?}");
+    assert!(
+        f_lock.l2_load - f_few.l2_load < lockstep.l2_load - few.l2_load,
+        "{f_few:?} {f_lock:?}"
+    );
+}
+
+#[test]
+fn interleave_shares_interpolate_in_log_lines_and_refuse_bad_points() {
+    let c = InterleaveShares::new(&[(1.0, 0.4), (4.0, 0.6)]).unwrap();
+    assert!((c.share(2.0) - 0.5).abs() < 1e-12);
+    assert_eq!((c.share(0.5), c.share(32.0)), (0.4, 0.6));
+    assert_eq!(InterleaveShares::default().share(8.0), 1.0);
+    for bad in [
+        vec![(0.5, 0.5)],
+        vec![(1.0, 0.0)],
+        vec![(1.0, 1.5)],
+        vec![(4.0, 0.5), (2.0, 0.5)],
+        vec![(1.0, 0.5); 9],
+    ] {
+        assert!(InterleaveShares::new(&bad).is_err(), "{bad:?}");
+    }
 }

@@ -59,6 +59,12 @@ pub struct MachineModel {
     /// The L1's set function, where measured (`bench/l1-sets.py`); empty where not.
     #[serde(default)]
     pub l1_set_index: SetIndex,
+    /// The warps of an SM whose loads L1 sees between two loads of one warp's burst (loads
+    /// issued back to back), measured by resident warps and lines per load instruction
+    /// (`bench/l1-interleave.py`): `(warps per SM, lines, effective warps)`, rising by warps and
+    /// then lines; empty where not measured (every resident warp, lockstep).
+    #[serde(default)]
+    pub l1_interleave: Vec<(usize, f64, f64)>,
     /// The SM's L1 and shared memory together, where known: a launch's L1 is what its
     /// shared-memory configuration leaves of it (`l1_bytes` is the L1 of the usual one).
     #[serde(default)]
@@ -131,6 +137,40 @@ impl MachineModel {
     /// file is read; an unchecked model that breaks its rules gets no curve).
     pub fn l2_reuse_curve(&self) -> crate::footprint::ReuseMisses {
         reuse_curve_in_bytes(&self.l2_reuse_misses).unwrap_or_default()
+    }
+
+    /// [`MachineModel::l1_interleave`] for `warps` resident warps per SM, as shares of them by
+    /// lines per load instruction: each measured line count's share (effective over resident
+    /// warps, linear in log2 of the lines within a row of warps) is interpolated linearly in
+    /// log2 of the warps between the rows, from a share of 1 at one warp, the last row's beyond
+    /// the last. Empty where nothing was measured.
+    pub fn l1_interleave_at(&self, warps: usize) -> crate::footprint::InterleaveShares {
+        let log2 = |x: f64| x.max(1.0).log2();
+        let mut rows: Vec<usize> = self.l1_interleave.iter().map(|p| p.0).collect();
+        rows.dedup();
+        let mut lines: Vec<f64> = self.l1_interleave.iter().map(|p| p.1).collect();
+        lines.sort_by(f64::total_cmp);
+        lines.dedup();
+        let row_share = |w: usize, l: f64| {
+            crate::footprint::piecewise_linear(
+                self.l1_interleave
+                    .iter()
+                    .filter(|p| p.0 == w)
+                    .map(|p| (log2(p.1), p.2 / p.0 as f64)),
+                log2(l),
+            )
+            .unwrap_or(1.0)
+        };
+        let points: Vec<(f64, f64)> = lines
+            .iter()
+            .map(|&l| {
+                let by_warps = std::iter::once((0.0, 1.0))
+                    .chain(rows.iter().map(|&w| (log2(w as f64), row_share(w, l))));
+                let share = crate::footprint::piecewise_linear(by_warps, log2(warps as f64));
+                (l, share.unwrap_or(1.0).clamp(f64::MIN_POSITIVE, 1.0))
+            })
+            .collect();
+        crate::footprint::InterleaveShares::new(&points).unwrap_or_default()
     }
 
     /// The L1 beside a shared-memory configuration of `shared_bytes` (as ncu reports a launch's):
@@ -301,6 +341,28 @@ mod tests {
         assert_eq!(m.partial_store_share(64), 0.64);
         m.partial_store_loss.clear();
         assert_eq!(m.partial_store_share(8), 0.0);
+    }
+
+    #[test]
+    fn l1_interleave_is_interpolated_by_warps_and_lines() {
+        let mut m = crate::spec::load_machine("h100-sxm").unwrap();
+        // The presets carry the measured table: 64 warps at 32 lines per load, 28.7 of them.
+        assert!((m.l1_interleave_at(64).share(32.0) - 28.7 / 64.0).abs() < 1e-12);
+        m.l1_interleave = vec![(16, 2.0, 12.0), (16, 8.0, 8.0), (64, 8.0, 16.0)];
+        let close = |a: f64, b: f64| (a - b).abs() < 1e-12;
+        assert!(close(m.l1_interleave_at(16).share(8.0), 0.5));
+        assert!(close(m.l1_interleave_at(16).share(4.0), 0.625));
+        assert!(close(m.l1_interleave_at(16).share(1.0), 0.75));
+        assert!(close(m.l1_interleave_at(64).share(8.0), 0.25));
+        // A row without a line count takes its nearest (64 warps has only 8 lines).
+        assert!(close(m.l1_interleave_at(64).share(2.0), 0.25));
+        // Between rows linear in log2 of the warps; from a share of 1 at one warp below them.
+        assert!(close(m.l1_interleave_at(32).share(8.0), 0.375));
+        assert!(close(m.l1_interleave_at(4).share(8.0), 0.75));
+        assert!(close(m.l1_interleave_at(1).share(8.0), 1.0));
+        assert!(close(m.l1_interleave_at(128).share(8.0), 0.25));
+        m.l1_interleave.clear();
+        assert_eq!(m.l1_interleave_at(64).share(8.0), 1.0);
     }
 
     #[test]

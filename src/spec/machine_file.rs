@@ -240,6 +240,10 @@ const REUSE_KEY: &str = "l2_reuse_misses";
 /// share]` pairs (see [`MachineModel::partial_store_loss`]).
 const PARTIAL_STORE_KEY: &str = "partial_store_loss";
 
+/// The optional figure with the measured warp interleaving seen from L1: `[warps per SM, lines
+/// per load, effective warps]` triples (see [`MachineModel::l1_interleave`]).
+const INTERLEAVE_KEY: &str = "l1_interleave";
+
 /// The `[a, b]` elements of a non-empty array; `None` where `v` is anything else.
 fn value_pairs(v: &toml::Value) -> Option<Vec<(&toml::Value, &toml::Value)>> {
     match v {
@@ -301,6 +305,7 @@ pub fn parse_machine(text: &str, file: &str) -> Result<MachineModel, MachineErro
             SET_INDEX_KEY,
             PARTIAL_STORE_KEY,
             REUSE_KEY,
+            INTERLEAVE_KEY,
         ])
         .collect();
     for (k, v) in &table {
@@ -442,6 +447,45 @@ pub fn parse_machine(text: &str, file: &str) -> Result<MachineModel, MachineErro
             pairs
         }
     };
+    let l1_interleave = match table.get(INTERLEAVE_KEY) {
+        None => Vec::new(),
+        Some(v) => {
+            let valid = format!(
+                "an array of [warps per SM, lines per load, effective warps] triples, rising by \
+                 warps and then lines, warps from 2 to 1024, lines from 1 to 32 (at most {} \
+                 distinct), effective warps above 0 and at most the warps, e.g. [[16, 8, 11.8], \
+                 [64, 8, 41.8]]",
+                crate::footprint::INTERLEAVE_POINTS
+            );
+            let triples: Option<Vec<(usize, f64, f64)>> = match v.get_ref() {
+                toml::Value::Array(a) if !a.is_empty() => a
+                    .iter()
+                    .map(|t| match t.as_array().map(|t| t.as_slice()) {
+                        Some([w, l, e]) => {
+                            let w = w.as_integer().filter(|w| (2..=1024).contains(w))? as usize;
+                            let l = as_number(l).filter(|l| (1.0..=32.0).contains(l))?;
+                            let e = as_number(e).filter(|&e| e > 0.0 && e <= w as f64)?;
+                            Some((w, l, e))
+                        }
+                        _ => None,
+                    })
+                    .collect(),
+                _ => None,
+            };
+            let triples = triples
+                .filter(|t| {
+                    let mut lines: Vec<f64> = t.iter().map(|p| p.1).collect();
+                    lines.sort_by(f64::total_cmp);
+                    lines.dedup();
+                    lines.len() <= crate::footprint::INTERLEAVE_POINTS
+                        && t.windows(2)
+                            .all(|p| p[0].0 < p[1].0 || (p[0].0 == p[1].0 && p[0].1 < p[1].1))
+                })
+                .ok_or_else(|| absurd(INTERLEAVE_KEY, v, valid))?;
+            sourced(INTERLEAVE_KEY, v)?;
+            triples
+        }
+    };
     let u = |k: &str| values[k] as usize;
     let f = |k: &str| values[k];
     let m = MachineModel {
@@ -455,6 +499,7 @@ pub fn parse_machine(text: &str, file: &str) -> Result<MachineModel, MachineErro
         l1_bytes: u("l1_bytes"),
         l1_conflict_ways: u("l1_conflict_ways"),
         l1_set_index,
+        l1_interleave,
         l1_shared_bytes: match u("l1_shared_bytes") {
             0 => None,
             b => Some(b),
@@ -678,6 +723,7 @@ mod tests {
             .lines()
             .find(|l| l.starts_with("partial_store_loss = [["))
             .unwrap();
+        let at = text.lines().position(|l| l == line).unwrap() + 1;
         for (bad, why) in [
             ("[[8, 0.1], [4, 0.2]]", "warps rising"),
             ("[[1, 1.5]]", "from 0 to 1"),
@@ -689,13 +735,45 @@ mod tests {
             let t = text.replace(line, &format!("partial_store_loss = {bad}"));
             let e = parse_machine(&t, "m.toml").unwrap_err();
             assert!(
-                e.to_string().contains(why) && e.to_string().starts_with("m.toml:20:"),
+                e.to_string().contains(why) && e.to_string().starts_with(&format!("m.toml:{at}:")),
                 "{bad}: {e}"
             );
         }
         let t: String = text
             .lines()
             .filter(|l| !l.starts_with("partial_store_loss = \""))
+            .map(|l| format!("{l}\n"))
+            .collect();
+        let e = parse_machine(&t, "m.toml").unwrap_err();
+        assert!(matches!(e, MachineError::MissingSource { .. }), "{e}");
+        // The warps interleaved with a burst: triples rising by warps and lines, with a source.
+        let line = text
+            .lines()
+            .find(|l| l.starts_with("l1_interleave = [["))
+            .unwrap();
+        let at = text.lines().position(|l| l == line).unwrap() + 1;
+        for bad in [
+            "[[64, 8, 30], [16, 8, 10]]",
+            "[[16, 8, 10], [16, 4, 10]]",
+            "[[16, 0, 10]]",
+            "[[16, 8, 17]]",
+            "[[16, 8, 0]]",
+            "[[1, 8, 1]]",
+            "[[16, 8]]",
+            "[]",
+            "[[16, 1, 9], [16, 2, 9], [16, 3, 9], [16, 4, 9], [16, 5, 9], [16, 6, 9], [16, 7, 9], [16, 8, 9], [16, 9, 9]]",
+        ] {
+            let t = text.replace(line, &format!("l1_interleave = {bad}"));
+            let e = parse_machine(&t, "m.toml").unwrap_err();
+            assert!(
+                e.to_string().contains("effective warps] triples")
+                    && e.to_string().starts_with(&format!("m.toml:{at}:")),
+                "{bad}: {e}"
+            );
+        }
+        let t: String = text
+            .lines()
+            .filter(|l| !l.starts_with("l1_interleave = \""))
             .map(|l| format!("{l}\n"))
             .collect();
         let e = parse_machine(&t, "m.toml").unwrap_err();
@@ -707,6 +785,7 @@ mod tests {
             .lines()
             .find(|l| l.starts_with("l2_reuse_misses = [["))
             .unwrap();
+        let at = text.lines().position(|l| l == line).unwrap() + 1;
         for bad in [
             "[[10, 0.1], [5, 0.2]]",
             "[[0, 1.5]]",
@@ -719,7 +798,7 @@ mod tests {
             let e = parse_machine(&t, "m.toml").unwrap_err();
             assert!(
                 e.to_string().contains("[MiB, share] pairs")
-                    && e.to_string().starts_with("m.toml:21:"),
+                    && e.to_string().starts_with(&format!("m.toml:{at}:")),
                 "{bad}: {e}"
             );
         }

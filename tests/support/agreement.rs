@@ -186,6 +186,8 @@ pub fn params(l2_bytes: usize) -> CacheParams {
         l1_set_index: Default::default(),
         l2_bytes,
         l2_reuse_misses: Default::default(),
+        // The simulator's issue orders are its own; the visitor's burst share is not compared.
+        l1_interleave: Default::default(),
         sector_bytes: 32,
         dram_fetch_bytes: 32,
         line_bytes: 128,
