@@ -25,13 +25,15 @@ CLASSES = {
                 "stores complete them, each then costing a fill and a second write",
                 "README sections on partly written sectors; l2-traffic/threshold"),
     "l2-less": ("DRAM load", "L2 capacity: L2 loses reuses the model keeps (reuse distances "
-                "on the steep part of the measured curve, the L2 split)",
+                "on the steep part of the measured curve, the L2 split; in SoA tiles folded "
+                "along x, the other half of a 64-byte fetch)",
                 "l2-traffic/capacity; the 512-top sweep"),
     "l2-more": ("DRAM load", "L2 capacity: L2 keeps reuses the model loses",
                 "l2-traffic/capacity; the reuse-curve experiment files"),
     "order-aos": ("L2 load", "scheduling order: AoS warps are interleaved by the full L1 load "
-                  "queue (lg_throttle), between the lockstep and warp-burst orders",
-                  "issue-order/, issue-order/warp-stalls/"),
+                  "queue (lg_throttle), between the lockstep and warp-burst orders; the first "
+                  "fold point's burst is modelled (l1_interleave), the later points are not",
+                  "issue-order/, issue-order/warp-stalls/, l1-interleave/"),
     "small-l1": ("L2 load", "L1 replacement: a small L1 data store (carve-out 100 %) is not LRU "
                  "even for consecutive lines", "l1-policy/, l1-carveout/"),
     "narrow": ("L2 load", "scheduling order: blocks 1-2 threads wide re-fetch lines that "
