@@ -32,6 +32,15 @@ pub fn reuse_curve_in_bytes(mib: &[(f64, f64)]) -> Result<crate::footprint::Reus
     crate::footprint::ReuseMisses::new(&bytes)
 }
 
+/// The distinct line counts of an [`MachineModel::l1_interleave`] table, rising: the points of
+/// its curve for a launch (at most [`crate::footprint::INTERLEAVE_POINTS`] of them).
+pub(crate) fn interleave_lines(table: &[(usize, f64, f64)]) -> Vec<f64> {
+    let mut lines: Vec<f64> = table.iter().map(|p| p.1).collect();
+    lines.sort_by(f64::total_cmp);
+    lines.dedup();
+    lines
+}
+
 /// A GPU as the model sees it. Bandwidths in bytes per second; sizes in bytes.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct MachineModel {
@@ -148,9 +157,7 @@ impl MachineModel {
         let log2 = |x: f64| x.max(1.0).log2();
         let mut rows: Vec<usize> = self.l1_interleave.iter().map(|p| p.0).collect();
         rows.dedup();
-        let mut lines: Vec<f64> = self.l1_interleave.iter().map(|p| p.1).collect();
-        lines.sort_by(f64::total_cmp);
-        lines.dedup();
+        let lines = interleave_lines(&self.l1_interleave);
         let row_share = |w: usize, l: f64| {
             crate::footprint::piecewise_linear(
                 self.l1_interleave

@@ -244,14 +244,14 @@ const PARTIAL_STORE_KEY: &str = "partial_store_loss";
 /// per load, effective warps]` triples (see [`MachineModel::l1_interleave`]).
 const INTERLEAVE_KEY: &str = "l1_interleave";
 
-/// The `[a, b]` elements of a non-empty array; `None` where `v` is anything else.
-fn value_pairs(v: &toml::Value) -> Option<Vec<(&toml::Value, &toml::Value)>> {
+/// The `[a, b, …]` elements (`N` each) of a non-empty array; `None` where `v` is anything else.
+fn value_tuples<const N: usize>(v: &toml::Value) -> Option<Vec<[&toml::Value; N]>> {
     match v {
         toml::Value::Array(a) if !a.is_empty() => a
             .iter()
-            .map(|p| match p.as_array().map(|p| p.as_slice()) {
-                Some([x, y]) => Some((x, y)),
-                _ => None,
+            .map(|t| {
+                let t = t.as_array()?;
+                (t.len() == N).then(|| std::array::from_fn(|i| &t[i]))
             })
             .collect(),
         _ => None,
@@ -414,9 +414,9 @@ pub fn parse_machine(text: &str, file: &str) -> Result<MachineModel, MachineErro
         Some(v) => {
             let valid = "an array of [warps per block, share] pairs, warps rising from 1 to 32 \
                          and each share from 0 to 1, e.g. [[1, 0.02], [8, 0.09], [32, 0.63]]";
-            let pairs: Option<Vec<(usize, f64)>> = value_pairs(v.get_ref()).and_then(|p| {
+            let pairs: Option<Vec<(usize, f64)>> = value_tuples(v.get_ref()).and_then(|p| {
                 p.into_iter()
-                    .map(|(w, s)| {
+                    .map(|[w, s]| {
                         let w = w.as_integer().filter(|&w| (1..=32).contains(&w))?;
                         let s = as_number(s).filter(|s| (0.0..=1.0).contains(s))?;
                         Some((w as usize, s))
@@ -435,9 +435,9 @@ pub fn parse_machine(text: &str, file: &str) -> Result<MachineModel, MachineErro
         Some(v) => {
             let valid = "an array of [MiB, share] pairs, at most 16, MiB rising from 0 up and \
                          each share from 0 to 1, e.g. [[0, 0.0], [28, 0.08], [48, 0.97]]";
-            let pairs: Option<Vec<(f64, f64)>> = value_pairs(v.get_ref()).and_then(|p| {
+            let pairs: Option<Vec<(f64, f64)>> = value_tuples(v.get_ref()).and_then(|p| {
                 p.into_iter()
-                    .map(|(d, s)| Some((as_number(d)?, as_number(s)?)))
+                    .map(|[d, s]| Some((as_number(d)?, as_number(s)?)))
                     .collect()
             });
             let pairs = pairs
@@ -457,27 +457,19 @@ pub fn parse_machine(text: &str, file: &str) -> Result<MachineModel, MachineErro
                  [64, 8, 41.8]]",
                 crate::footprint::INTERLEAVE_POINTS
             );
-            let triples: Option<Vec<(usize, f64, f64)>> = match v.get_ref() {
-                toml::Value::Array(a) if !a.is_empty() => a
-                    .iter()
-                    .map(|t| match t.as_array().map(|t| t.as_slice()) {
-                        Some([w, l, e]) => {
-                            let w = w.as_integer().filter(|w| (2..=1024).contains(w))? as usize;
-                            let l = as_number(l).filter(|l| (1.0..=32.0).contains(l))?;
-                            let e = as_number(e).filter(|&e| e > 0.0 && e <= w as f64)?;
-                            Some((w, l, e))
-                        }
-                        _ => None,
+            let triples: Option<Vec<(usize, f64, f64)>> = value_tuples(v.get_ref()).and_then(|t| {
+                t.into_iter()
+                    .map(|[w, l, e]| {
+                        let w = w.as_integer().filter(|w| (2..=1024).contains(w))? as usize;
+                        let l = as_number(l).filter(|l| (1.0..=32.0).contains(l))?;
+                        let e = as_number(e).filter(|&e| e > 0.0 && e <= w as f64)?;
+                        Some((w, l, e))
                     })
-                    .collect(),
-                _ => None,
-            };
+                    .collect()
+            });
             let triples = triples
                 .filter(|t| {
-                    let mut lines: Vec<f64> = t.iter().map(|p| p.1).collect();
-                    lines.sort_by(f64::total_cmp);
-                    lines.dedup();
-                    lines.len() <= crate::footprint::INTERLEAVE_POINTS
+                    crate::machine::interleave_lines(t).len() <= crate::footprint::INTERLEAVE_POINTS
                         && t.windows(2)
                             .all(|p| p[0].0 < p[1].0 || (p[0].0 == p[1].0 && p[0].1 < p[1].1))
                 })
