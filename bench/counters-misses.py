@@ -34,8 +34,10 @@ CLASSES = {
                   "queue (lg_throttle), between the lockstep and warp-burst orders; the first "
                   "fold point's burst is modelled (l1_interleave), the later points are not",
                   "issue-order/, issue-order/warp-stalls/, l1-interleave/"),
-    "small-l1": ("L2 load", "L1 replacement: a small L1 data store (carve-out 100 %) is not LRU "
-                 "even for consecutive lines", "l1-policy/, l1-carveout/"),
+    "small-l1": ("L2 load", "L1 replacement at a small L1 (carve-out 100 %): the model takes the "
+                 "ways (l1_conflict_ways_by_l1) and the burst interleave measured at that L1; "
+                 "what is left is mostly over, L1 keeping more of many small blocks' reuses",
+                 "l1-policy/, l1-carveout/, l1-interleave/carveout/"),
     "narrow": ("L2 load", "scheduling order: blocks 1-2 threads wide re-fetch lines that "
                "x-neighbouring blocks share; their order decides the hits",
                "issue-order/; the refetch-chain prototype"),

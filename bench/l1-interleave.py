@@ -16,6 +16,7 @@ The effective number of warps interleaved is `C / (g½·k)`, `g½` the gap at wh
 hit: 1 is warp-burst, `W` lockstep.
 
 usage (GPU, CuPy, ncu): bench/l1-interleave.py measure OUT.json [--l1-kib 224] [--bps 2,8] [--lines 1,8,32]
+                                                 [--carveout -1]
                         bench/l1-interleave.py summary OUT.json
 """
 import json
@@ -66,6 +67,11 @@ def launch(plan_path):
     sms = cp.cuda.runtime.getDeviceProperties(0)["multiProcessorCount"]
     kern = {bps: cp.RawKernel(SOURCE.replace("BPS", str(bps)), "l1interleave")
             for bps in {q[0] for q in p["points"]}}
+    for k in kern.values():
+        # The shared-memory carve-out preference (-1: the driver's choice) sets the granted L1.
+        fn = k.kernel if hasattr(k, "kernel") else k.function
+        cp.cuda.driver.funcSetAttribute(
+            fn.ptr, cp.cuda.driver.CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT, p["carveout"])
     top = max(sms * bps * 8 * g * k for bps, k, g in p["points"])
     a = cp.ones(top * 32 + 32, dtype=cp.float32)
     for bps, k, g in p["points"]:
@@ -78,14 +84,14 @@ def launch(plan_path):
             sys.exit(f"bps {bps} k {k} g {g}: result {float(out[0])}, expected 2")
 
 
-def measure(out_path, l1_kib, bps_list, lines):
+def measure(out_path, l1_kib, bps_list, lines, carveout=-1):
     import cupy as cp
 
     points = plan(bps_list, lines)
     sms = cp.cuda.runtime.getDeviceProperties(0)["multiProcessorCount"]
     with tempfile.TemporaryDirectory() as tmp:
         plan_path = os.path.join(tmp, "plan.json")
-        json.dump({"points": points}, open(plan_path, "w"))
+        json.dump({"points": points, "carveout": carveout}, open(plan_path, "w"))
         log = os.path.join(tmp, "ncu.csv")
         subprocess.run(["ncu", "--clock-control", "none", "--kernel-name", "l1interleave",
                         "--metrics", ",".join(METRICS), "--csv", "--page", "raw", "--print-units",
@@ -111,14 +117,18 @@ def measure(out_path, l1_kib, bps_list, lines):
                         "steady_hit_rate": hit / (total - first),
                         "registers": number(row[METRICS[4]]),
                         "l1_bytes": 256 * 1024 - number(row[METRICS[3]])})
-    json.dump({**provenance(cp), "sms": sms, "l1_kib_guess": l1_kib, "results": results}, open(out_path, "w"), indent=1)
+    json.dump({**provenance(cp), "sms": sms, "l1_kib_guess": l1_kib, "carveout": carveout,
+               "results": results}, open(out_path, "w"), indent=1)
 
 
 def summary(path):
     d = json.load(open(path))
     res = d["results"]
     print(f"# Warp interleaving seen from L1 on the {d['device']} (issue 8)\n")
-    print(f"Measured {d['date'][:10]}, driver {d['driver']}; a full wave of 256-thread blocks, "
+    granted = sorted({r["l1_bytes"] // 1024 for r in res})
+    print(f"Measured {d['date'][:10]}, driver {d['driver']}, carve-out preference "
+          f"{d.get('carveout', -1)} (granted L1 {', '.join(f'{g:.0f}' for g in granted)} KiB); "
+          "a full wave of 256-thread blocks, "
           "each warp re-reading its own lines every `g` instructions of `k` lines. Steady hit "
           "rate per gap `g`; the last columns: the gap `g½` at which half the reuses hit, and "
           "the effective warps interleaved `C / (g½·k)` with `C` the granted L1 in lines (1 is "
@@ -154,7 +164,7 @@ def main():
             return args[args.index(name) + 1] if name in args else default
         ints = lambda v: tuple(int(x) for x in v.split(","))  # noqa: E731
         measure(args[1], int(opt("--l1-kib", "224")), ints(opt("--bps", "2,8")),
-                ints(opt("--lines", "1,8,32")))
+                ints(opt("--lines", "1,8,32")), int(opt("--carveout", "-1")))
     elif len(args) == 2 and args[0] == "summary":
         summary(args[1])
     else:

@@ -232,18 +232,26 @@ impl<'a> Sim<'a> {
         let lines = params.l1_bytes / params.line_bytes;
         let ways = params.l1_conflict_ways;
         let index = &params.l1_set_index;
-        // The measured set function: its sets of `ways` ways, and a data store of the L1's capacity
-        // where that is smaller than the tags.
-        let measured_sets = l1_replacement == L1Replacement::Lru && ways > 0 && !index.is_empty();
+        // The measured set function: its sets of the tags' ways (at every L1, where the visitor's
+        // ways fall with the L1), and a data store of the L1's capacity where that is smaller
+        // than the tags.
+        let set_ways = match params.l1_set_ways {
+            0 => ways,
+            w => w,
+        };
+        let measured_sets =
+            l1_replacement == L1Replacement::Lru && set_ways > 0 && !index.is_empty();
         Sim {
             p: params,
             l1_data: (0..params.sms)
-                .map(|_| (measured_sets && lines < index.sets() * ways).then(|| Lru::new(lines)))
+                .map(|_| {
+                    (measured_sets && lines < index.sets() * set_ways).then(|| Lru::new(lines))
+                })
                 .collect(),
             l1: (0..params.sms)
                 .map(|sm| match l1_replacement {
                     L1Replacement::Lru if measured_sets => {
-                        (0..index.sets()).map(|_| Lru::new(ways)).collect()
+                        (0..index.sets()).map(|_| Lru::new(set_ways)).collect()
                     }
                     L1Replacement::Lru if ways > 0 && ways < lines => {
                         (0..lines / ways).map(|_| Lru::new(ways)).collect()
@@ -538,7 +546,8 @@ pub enum IssueOrder {
 pub enum L1Replacement {
     /// The least recently used of the line's set: one fully associative set, or sets of
     /// [`CacheParams::l1_conflict_ways`] ways that lines fall into by a hash (the visitor's model)
-    /// or by [`CacheParams::l1_set_index`] where measured. The
+    /// or by [`CacheParams::l1_set_index`] where measured (in sets of
+    /// [`CacheParams::l1_set_ways`] ways). The
     /// GPU's L1 is LRU for a warp sweeping whole, consecutive lines, and loses lines a row or
     /// layer pitch apart as 3-4 ways filled at random would (measured: `bench/l1-policy.py`).
     #[default]

@@ -68,9 +68,9 @@ pub struct VolumesArgs {
 /// `--l1-replacement`: see [`cachesim::L1Replacement`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 enum L1ReplacementArg {
-    /// The least recently used line of the line's set, in sets of the machine's
-    /// `l1_conflict_ways` ways chosen by its measured set function or else by a hash (0 ways: one
-    /// set).
+    /// The least recently used line of the line's set: the sets of the machine's measured set
+    /// function (of its `l1_conflict_ways` ways at the usual L1, the tags'), or else sets of the
+    /// ways for this L1 chosen by a hash (0 ways: one set).
     Lru,
     /// A random line of the whole L1.
     Random,

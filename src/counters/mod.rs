@@ -555,20 +555,18 @@ pub fn compare(
             .blocks_per_sm;
         // The kernel ran, so at least one block was resident: a zero comes from a model limit.
         let blocks_per_sm = occ.max(1);
-        let mut params = CacheParams::from_machine(input.machine, config.threads(), blocks_per_sm);
         // The driver picks the shared-memory configuration per launch (a carve-out preference
         // or the blocks' needs), and the L1 gets the rest: 28 KiB at carve-out 100 % on the
         // H100 against the usual 224 KiB. Configurations are whole KiB; ncu may print them in
         // rounded kB (32.77 for 32 KiB).
-        if let Some(l1) = ncu::lookup(&l.metrics, ncu::SHARED_CONFIG)
+        let l1_bytes = ncu::lookup(&l.metrics, ncu::SHARED_CONFIG)
             .filter(|(_, b)| b.is_finite() && *b >= 0.0)
             .and_then(|(_, b)| {
                 let kib = (b / 1024.0).round() as usize;
                 input.machine.l1_bytes_beside_shared(kib * 1024)
             })
-        {
-            params.l1_bytes = l1;
-        }
+            .unwrap_or(input.machine.l1_bytes);
+        let params = CacheParams::for_l1(input.machine, config.threads(), blocks_per_sm, l1_bytes);
         let estimate = estimator.estimate(input.kernel, input.domain, &config, &params)?;
         let errors = Level::ALL
             .iter()

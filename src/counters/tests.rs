@@ -217,6 +217,17 @@ fn the_estimate_takes_the_l1_the_launch_got() {
     let p = CacheParams::from_machine(&small, c.threads(), r.blocks_per_sm);
     let at_28k = footprint::estimate(&k, &c, &d, &p).unwrap();
     assert_eq!(r.estimate, at_28k);
+    // ... with the L1's ways and the warps interleaved with a burst measured at 28 KiB, which
+    // the usual L1's figures at 28 KiB of capacity do not give.
+    let warps = c.threads().div_ceil(32) * r.blocks_per_sm;
+    assert_eq!(p.l1_conflict_ways, 1);
+    assert_eq!(p.l1_interleave, m.l1_interleave_at(warps, 28 << 10));
+    let usual = CacheParams {
+        l1_bytes: 28 << 10,
+        ..CacheParams::from_machine(&m, c.threads(), r.blocks_per_sm)
+    };
+    assert_eq!(usual.l1_conflict_ways, 4);
+    assert_ne!(footprint::estimate(&k, &c, &d, &usual).unwrap(), at_28k);
     // A smaller L1 keeps less: more L2 load than the preset's L1.
     let p = CacheParams::from_machine(&m, c.threads(), r.blocks_per_sm);
     let preset = footprint::estimate(&k, &c, &d, &p).unwrap();

@@ -190,6 +190,10 @@ pub struct CacheParams {
     /// The simulator uses it; the visitor does not yet.
     #[serde(default)]
     pub l1_set_index: SetIndex,
+    /// Ways of each set of `l1_set_index`: the tags', the same at every L1 (0: take
+    /// `l1_conflict_ways`, which a smaller L1 lowers to model its replacement).
+    #[serde(default)]
+    pub l1_set_ways: usize,
     /// Effective L2 bytes (the half a single SM's data lives in, on split-L2 parts).
     pub l2_bytes: usize,
     /// The measured misses of reuses by distance, where known; the visitor uses them in place
@@ -219,22 +223,37 @@ pub struct CacheParams {
 
 impl CacheParams {
     /// The parameters of `machine` for a launch of blocks of `threads_per_block` threads with
-    /// `blocks_per_sm` resident blocks per SM; the L2 capacity is the effective one.
+    /// `blocks_per_sm` resident blocks per SM and the usual L1 (`MachineModel::l1_bytes`); the
+    /// L2 capacity is the effective one.
     pub fn from_machine(
         machine: &MachineModel,
         threads_per_block: usize,
         blocks_per_sm: usize,
     ) -> CacheParams {
+        CacheParams::for_l1(machine, threads_per_block, blocks_per_sm, machine.l1_bytes)
+    }
+
+    /// As [`CacheParams::from_machine`], for a launch granted `l1_bytes` of L1 (a shared-memory
+    /// configuration other than the usual one): the L1's ways and the warps interleaved with a
+    /// burst are those measured at that L1.
+    pub fn for_l1(
+        machine: &MachineModel,
+        threads_per_block: usize,
+        blocks_per_sm: usize,
+        l1_bytes: usize,
+    ) -> CacheParams {
         CacheParams {
             sms: machine.sms,
             blocks_per_sm,
-            l1_bytes: machine.l1_bytes,
-            l1_conflict_ways: machine.l1_conflict_ways,
+            l1_bytes,
+            l1_conflict_ways: machine.l1_conflict_ways_at(l1_bytes),
             l1_set_index: machine.l1_set_index,
+            l1_set_ways: machine.l1_conflict_ways,
             l2_bytes: machine.l2_effective_bytes,
             l2_reuse_misses: machine.l2_reuse_curve(),
             l1_interleave: machine.l1_interleave_at(
                 threads_per_block.div_ceil(machine.warp_size.max(1)) * blocks_per_sm,
+                l1_bytes,
             ),
             sector_bytes: machine.sector_bytes,
             dram_fetch_bytes: machine.l2_fetch_bytes,

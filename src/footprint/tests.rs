@@ -12,6 +12,7 @@ fn big() -> CacheParams {
         l1_bytes: 1 << 20,
         l1_conflict_ways: 0,
         l1_set_index: Default::default(),
+        l1_set_ways: 0,
         l2_bytes: 256 << 20,
         l2_reuse_misses: Default::default(),
         l1_interleave: Default::default(),
@@ -626,6 +627,7 @@ fn simulator_measured_l1_sets_and_their_data_store() {
     let sets = |bits: u32, ways: usize, lines: usize| CacheParams {
         l1_conflict_ways: ways,
         l1_set_index: SetIndex::new(&(0..bits).map(|b| 1u64 << b).collect::<Vec<_>>()).unwrap(),
+        l1_set_ways: 0,
         ..four_sms_with_l1(lines)
     };
     // 1,024 sets of 4 ways by the low line-address bits spread these lines evenly, so the tags
@@ -638,6 +640,14 @@ fn simulator_measured_l1_sets_and_their_data_store() {
     assert!(tight > 2 * points, "32 sets of 4 ways: {tight}");
     // 64 sets of 4 ways hold the window.
     assert_eq!(l2_load(&sets(6, 4, 256)), 2 * points);
+    // The sets keep the tags' ways (`l1_set_ways`) where the visitor's ways are fewer (a small
+    // L1's replacement): 64 sets of 4 ways still hold the window, 64 sets of 1 way do not.
+    let tags = |ways| CacheParams {
+        l1_set_ways: 4,
+        ..sets(6, ways, 256)
+    };
+    assert_eq!(l2_load(&tags(1)), 2 * points);
+    assert!(l2_load(&sets(6, 1, 256)) > 2 * points);
 }
 
 #[test]

@@ -34,11 +34,32 @@ pub fn reuse_curve_in_bytes(mib: &[(f64, f64)]) -> Result<crate::footprint::Reus
 
 /// The distinct line counts of an [`MachineModel::l1_interleave`] table, rising: the points of
 /// its curve for a launch (at most [`crate::footprint::INTERLEAVE_POINTS`] of them).
-pub(crate) fn interleave_lines(table: &[(usize, f64, f64)]) -> Vec<f64> {
-    let mut lines: Vec<f64> = table.iter().map(|p| p.1).collect();
+pub(crate) fn interleave_lines(table: &[(usize, usize, f64, f64)]) -> Vec<f64> {
+    let mut lines: Vec<f64> = table.iter().map(|p| p.2).collect();
     lines.sort_by(f64::total_cmp);
     lines.dedup();
     lines
+}
+
+/// The share of `warps` resident warps at `lines` per load in the rows of one L1 size of an
+/// interleave table (see [`MachineModel::l1_interleave_at`]).
+fn interleave_share(table: &[(usize, usize, f64, f64)], warps: usize, lines: f64) -> f64 {
+    let log2 = |x: f64| x.max(1.0).log2();
+    let mut rows: Vec<usize> = table.iter().map(|p| p.1).collect();
+    rows.dedup();
+    let row_share = |w: usize| {
+        crate::footprint::piecewise_linear(
+            table
+                .iter()
+                .filter(|p| p.1 == w)
+                .map(|p| (log2(p.2), p.3 / p.1 as f64)),
+            log2(lines),
+        )
+        .unwrap_or(1.0)
+    };
+    let by_warps =
+        std::iter::once((0.0, 1.0)).chain(rows.iter().map(|&w| (log2(w as f64), row_share(w))));
+    crate::footprint::piecewise_linear(by_warps, log2(warps as f64)).unwrap_or(1.0)
 }
 
 /// A GPU as the model sees it. Bandwidths in bytes per second; sizes in bytes.
@@ -65,15 +86,21 @@ pub struct MachineModel {
     /// associative LRU).
     #[serde(default)]
     pub l1_conflict_ways: usize,
+    /// The ways of launches granted a smaller L1 (`bench/l1-policy.py`, `bench/l1-carveout.py`):
+    /// `(L1 KiB, ways)`, KiB rising; a launch whose L1 is at most an entry's KiB takes the first
+    /// such entry's ways, a larger one `l1_conflict_ways`. Empty: `l1_conflict_ways` for all.
+    #[serde(default)]
+    pub l1_conflict_ways_by_l1: Vec<(usize, usize)>,
     /// The L1's set function, where measured (`bench/l1-sets.py`); empty where not.
     #[serde(default)]
     pub l1_set_index: SetIndex,
     /// The warps of an SM whose loads L1 sees between two loads of one warp's burst (loads
-    /// issued back to back), measured by resident warps and lines per load instruction
-    /// (`bench/l1-interleave.py`): `(warps per SM, lines, effective warps)`, rising by warps and
-    /// then lines; empty where not measured (every resident warp, lockstep).
+    /// issued back to back), measured by granted L1, resident warps and lines per load
+    /// instruction (`bench/l1-interleave.py`): `(L1 KiB, warps per SM, lines, effective warps)`,
+    /// rising by L1, then warps, then lines; empty where not measured (every resident warp,
+    /// lockstep).
     #[serde(default)]
-    pub l1_interleave: Vec<(usize, f64, f64)>,
+    pub l1_interleave: Vec<(usize, usize, f64, f64)>,
     /// The SM's L1 and shared memory together, where known: a launch's L1 is what its
     /// shared-memory configuration leaves of it (`l1_bytes` is the L1 of the usual one).
     #[serde(default)]
@@ -148,36 +175,57 @@ impl MachineModel {
         reuse_curve_in_bytes(&self.l2_reuse_misses).unwrap_or_default()
     }
 
-    /// [`MachineModel::l1_interleave`] for `warps` resident warps per SM, as shares of them by
-    /// lines per load instruction: each measured line count's share (effective over resident
-    /// warps, linear in log2 of the lines within a row of warps) is interpolated linearly in
-    /// log2 of the warps between the rows, from a share of 1 at one warp, the last row's beyond
-    /// the last. Empty where nothing was measured.
-    pub fn l1_interleave_at(&self, warps: usize) -> crate::footprint::InterleaveShares {
-        let log2 = |x: f64| x.max(1.0).log2();
-        let mut rows: Vec<usize> = self.l1_interleave.iter().map(|p| p.0).collect();
-        rows.dedup();
-        let lines = interleave_lines(&self.l1_interleave);
-        let row_share = |w: usize, l: f64| {
-            crate::footprint::piecewise_linear(
-                self.l1_interleave
-                    .iter()
-                    .filter(|p| p.0 == w)
-                    .map(|p| (log2(p.1), p.2 / p.0 as f64)),
-                log2(l),
-            )
-            .unwrap_or(1.0)
+    /// [`MachineModel::l1_interleave`] for `warps` resident warps per SM and an L1 of
+    /// `l1_bytes`, as shares of them by lines per load instruction: at each measured L1, each
+    /// line count's share (effective over resident warps, linear in log2 of the lines within a
+    /// row of warps) is interpolated linearly in log2 of the warps between the rows, from a
+    /// share of 1 at one warp, the last row's beyond the last; between two measured L1 sizes
+    /// linearly in bytes, the nearest's beyond them. Empty where nothing was measured.
+    pub fn l1_interleave_at(
+        &self,
+        warps: usize,
+        l1_bytes: usize,
+    ) -> crate::footprint::InterleaveShares {
+        let t = &self.l1_interleave;
+        let kib = l1_bytes as f64 / 1024.0;
+        let mut sizes: Vec<usize> = t.iter().map(|p| p.0).collect();
+        sizes.dedup();
+        let rows = |size: usize| {
+            let from = t.partition_point(|p| p.0 < size);
+            &t[from..t.partition_point(|p| p.0 <= size)]
         };
-        let points: Vec<(f64, f64)> = lines
-            .iter()
-            .map(|&l| {
-                let by_warps = std::iter::once((0.0, 1.0))
-                    .chain(rows.iter().map(|&w| (log2(w as f64), row_share(w, l))));
-                let share = crate::footprint::piecewise_linear(by_warps, log2(warps as f64));
-                (l, share.unwrap_or(1.0).clamp(f64::MIN_POSITIVE, 1.0))
+        let below = sizes.iter().rev().find(|&&s| s as f64 <= kib).copied();
+        let above = sizes.iter().find(|&&s| s as f64 >= kib).copied();
+        let (a, b) = match (below, above) {
+            (Some(a), Some(b)) => (a, b),
+            (Some(a), None) | (None, Some(a)) => (a, a),
+            (None, None) => return Default::default(),
+        };
+        let along = if b > a {
+            (kib - a as f64) / (b - a) as f64
+        } else {
+            0.0
+        };
+        let points: Vec<(f64, f64)> = interleave_lines(t)
+            .into_iter()
+            .map(|l| {
+                let (sa, sb) = (
+                    interleave_share(rows(a), warps, l),
+                    interleave_share(rows(b), warps, l),
+                );
+                (l, (sa + (sb - sa) * along).clamp(f64::MIN_POSITIVE, 1.0))
             })
             .collect();
         crate::footprint::InterleaveShares::new(&points).unwrap_or_default()
+    }
+
+    /// The ways ([`MachineModel::l1_conflict_ways`]) of a launch granted `l1_bytes` of L1, from
+    /// [`MachineModel::l1_conflict_ways_by_l1`].
+    pub fn l1_conflict_ways_at(&self, l1_bytes: usize) -> usize {
+        self.l1_conflict_ways_by_l1
+            .iter()
+            .find(|&&(kib, _)| l1_bytes <= kib * 1024)
+            .map_or(self.l1_conflict_ways, |&(_, ways)| ways)
     }
 
     /// The L1 beside a shared-memory configuration of `shared_bytes` (as ncu reports a launch's):
@@ -353,23 +401,54 @@ mod tests {
     #[test]
     fn l1_interleave_is_interpolated_by_warps_and_lines() {
         let mut m = crate::spec::load_machine("h100-sxm").unwrap();
-        // The presets carry the measured table: 64 warps at 32 lines per load, 28.7 of them.
-        assert!((m.l1_interleave_at(64).share(32.0) - 28.7 / 64.0).abs() < 1e-12);
-        m.l1_interleave = vec![(16, 2.0, 12.0), (16, 8.0, 8.0), (64, 8.0, 16.0)];
+        let kib = 1024;
+        // The presets carry the measured table: 64 warps at 32 lines per load, 28.7 of them at
+        // the usual L1; 64 warps at 1 line, 26.6 of them at 28 KiB.
+        assert!((m.l1_interleave_at(64, 224 * kib).share(32.0) - 28.7 / 64.0).abs() < 1e-12);
+        assert!((m.l1_interleave_at(64, 28 * kib).share(1.0) - 26.6 / 64.0).abs() < 1e-12);
+        m.l1_interleave = vec![
+            (224, 16, 2.0, 12.0),
+            (224, 16, 8.0, 8.0),
+            (224, 64, 8.0, 16.0),
+        ];
         let close = |a: f64, b: f64| (a - b).abs() < 1e-12;
-        assert!(close(m.l1_interleave_at(16).share(8.0), 0.5));
-        assert!(close(m.l1_interleave_at(16).share(4.0), 0.625));
-        assert!(close(m.l1_interleave_at(16).share(1.0), 0.75));
-        assert!(close(m.l1_interleave_at(64).share(8.0), 0.25));
+        let at = |m: &super::MachineModel, w, l| m.l1_interleave_at(w, 224 * kib).share(l);
+        assert!(close(at(&m, 16, 8.0), 0.5));
+        assert!(close(at(&m, 16, 4.0), 0.625));
+        assert!(close(at(&m, 16, 1.0), 0.75));
+        assert!(close(at(&m, 64, 8.0), 0.25));
         // A row without a line count takes its nearest (64 warps has only 8 lines).
-        assert!(close(m.l1_interleave_at(64).share(2.0), 0.25));
+        assert!(close(at(&m, 64, 2.0), 0.25));
         // Between rows linear in log2 of the warps; from a share of 1 at one warp below them.
-        assert!(close(m.l1_interleave_at(32).share(8.0), 0.375));
-        assert!(close(m.l1_interleave_at(4).share(8.0), 0.75));
-        assert!(close(m.l1_interleave_at(1).share(8.0), 1.0));
-        assert!(close(m.l1_interleave_at(128).share(8.0), 0.25));
+        assert!(close(at(&m, 32, 8.0), 0.375));
+        assert!(close(at(&m, 4, 8.0), 0.75));
+        assert!(close(at(&m, 1, 8.0), 1.0));
+        assert!(close(at(&m, 128, 8.0), 0.25));
+        // One L1 size measured: every L1 takes it.
+        assert!(close(m.l1_interleave_at(16, 28 * kib).share(8.0), 0.5));
+        // Between two L1 sizes linear in bytes; the nearest's beyond them.
+        m.l1_interleave = vec![(28, 16, 8.0, 4.0), (124, 16, 8.0, 12.0)];
+        assert!(close(m.l1_interleave_at(16, 28 * kib).share(8.0), 0.25));
+        assert!(close(m.l1_interleave_at(16, 76 * kib).share(8.0), 0.5));
+        assert!(close(m.l1_interleave_at(16, 124 * kib).share(8.0), 0.75));
+        assert!(close(m.l1_interleave_at(16, 16 * kib).share(8.0), 0.25));
+        assert!(close(m.l1_interleave_at(16, 248 * kib).share(8.0), 0.75));
         m.l1_interleave.clear();
-        assert_eq!(m.l1_interleave_at(64).share(8.0), 1.0);
+        assert_eq!(m.l1_interleave_at(64, 224 * kib).share(8.0), 1.0);
+    }
+
+    #[test]
+    fn smaller_l1s_take_their_listed_ways() {
+        let mut m = crate::spec::load_machine("h100-sxm").unwrap();
+        let kib = 1024;
+        // The preset: 1 way at 28 KiB, 2 up to 60, 3 up to 92, the usual 4 above.
+        let ways: Vec<usize> = [28, 40, 60, 92, 124, 224, 248]
+            .iter()
+            .map(|&k| m.l1_conflict_ways_at(k * kib))
+            .collect();
+        assert_eq!(ways, [1, 2, 2, 3, 4, 4, 4]);
+        m.l1_conflict_ways_by_l1.clear();
+        assert_eq!(m.l1_conflict_ways_at(28 * kib), m.l1_conflict_ways);
     }
 
     #[test]

@@ -240,9 +240,13 @@ const REUSE_KEY: &str = "l2_reuse_misses";
 /// share]` pairs (see [`MachineModel::partial_store_loss`]).
 const PARTIAL_STORE_KEY: &str = "partial_store_loss";
 
-/// The optional figure with the measured warp interleaving seen from L1: `[warps per SM, lines
-/// per load, effective warps]` triples (see [`MachineModel::l1_interleave`]).
+/// The optional figure with the measured warp interleaving seen from L1: `[L1 KiB, warps per SM,
+/// lines per load, effective warps]` rows (see [`MachineModel::l1_interleave`]).
 const INTERLEAVE_KEY: &str = "l1_interleave";
+
+/// The optional figure with the L1's ways at smaller L1 sizes: `[L1 KiB, ways]` pairs (see
+/// [`MachineModel::l1_conflict_ways_by_l1`]).
+const WAYS_BY_L1_KEY: &str = "l1_conflict_ways_by_l1";
 
 /// The `[a, b, …]` elements (`N` each) of a non-empty array; `None` where `v` is anything else.
 fn value_tuples<const N: usize>(v: &toml::Value) -> Option<Vec<[&toml::Value; N]>> {
@@ -306,6 +310,7 @@ pub fn parse_machine(text: &str, file: &str) -> Result<MachineModel, MachineErro
             PARTIAL_STORE_KEY,
             REUSE_KEY,
             INTERLEAVE_KEY,
+            WAYS_BY_L1_KEY,
         ])
         .collect();
     for (k, v) in &table {
@@ -451,31 +456,54 @@ pub fn parse_machine(text: &str, file: &str) -> Result<MachineModel, MachineErro
         None => Vec::new(),
         Some(v) => {
             let valid = format!(
-                "an array of [warps per SM, lines per load, effective warps] triples, rising by \
-                 warps and then lines, warps from 2 to 1024, lines from 1 to 32 (at most {} \
-                 distinct), effective warps above 0 and at most the warps, e.g. [[16, 8, 11.8], \
-                 [64, 8, 41.8]]",
+                "an array of [L1 KiB, warps per SM, lines per load, effective warps] rows, \
+                 rising by L1, then warps, then lines, L1 from 1 to 16384 KiB, warps from 2 to \
+                 1024, lines from 1 to 32 (at most {} distinct), effective warps above 0 and at \
+                 most the warps, e.g. [[28, 16, 8, 6.2], [224, 16, 8, 11.8], [224, 64, 8, 41.8]]",
                 crate::footprint::INTERLEAVE_POINTS
             );
-            let triples: Option<Vec<(usize, f64, f64)>> = value_tuples(v.get_ref()).and_then(|t| {
-                t.into_iter()
-                    .map(|[w, l, e]| {
-                        let w = w.as_integer().filter(|w| (2..=1024).contains(w))? as usize;
-                        let l = as_number(l).filter(|l| (1.0..=32.0).contains(l))?;
-                        let e = as_number(e).filter(|&e| e > 0.0 && e <= w as f64)?;
-                        Some((w, l, e))
-                    })
-                    .collect()
-            });
-            let triples = triples
+            let rows: Option<Vec<(usize, usize, f64, f64)>> =
+                value_tuples(v.get_ref()).and_then(|t| {
+                    t.into_iter()
+                        .map(|[k, w, l, e]| {
+                            let k = k.as_integer().filter(|k| (1..=16384).contains(k))? as usize;
+                            let w = w.as_integer().filter(|w| (2..=1024).contains(w))? as usize;
+                            let l = as_number(l).filter(|l| (1.0..=32.0).contains(l))?;
+                            let e = as_number(e).filter(|&e| e > 0.0 && e <= w as f64)?;
+                            Some((k, w, l, e))
+                        })
+                        .collect()
+                });
+            let rows = rows
                 .filter(|t| {
                     crate::machine::interleave_lines(t).len() <= crate::footprint::INTERLEAVE_POINTS
                         && t.windows(2)
-                            .all(|p| p[0].0 < p[1].0 || (p[0].0 == p[1].0 && p[0].1 < p[1].1))
+                            .all(|p| (p[0].0, p[0].1, p[0].2) < (p[1].0, p[1].1, p[1].2))
                 })
                 .ok_or_else(|| absurd(INTERLEAVE_KEY, v, valid))?;
             sourced(INTERLEAVE_KEY, v)?;
-            triples
+            rows
+        }
+    };
+    let l1_conflict_ways_by_l1 = match table.get(WAYS_BY_L1_KEY) {
+        None => Vec::new(),
+        Some(v) => {
+            let valid = "an array of [L1 KiB, ways] pairs, KiB rising from 1 to 16384 and ways \
+                         from 0 to 4096, e.g. [[28, 1], [60, 2], [92, 3]]";
+            let pairs: Option<Vec<(usize, usize)>> = value_tuples(v.get_ref()).and_then(|p| {
+                p.into_iter()
+                    .map(|[k, w]| {
+                        let k = k.as_integer().filter(|k| (1..=16384).contains(k))?;
+                        let w = w.as_integer().filter(|w| (0..=4096).contains(w))?;
+                        Some((k as usize, w as usize))
+                    })
+                    .collect()
+            });
+            let pairs = pairs
+                .filter(|p| p.windows(2).all(|w| w[0].0 < w[1].0))
+                .ok_or_else(|| absurd(WAYS_BY_L1_KEY, v, valid.into()))?;
+            sourced(WAYS_BY_L1_KEY, v)?;
+            pairs
         }
     };
     let u = |k: &str| values[k] as usize;
@@ -490,6 +518,7 @@ pub fn parse_machine(text: &str, file: &str) -> Result<MachineModel, MachineErro
         fp64_flops_per_cycle_per_sm: f("fp64_flops_per_cycle_per_sm"),
         l1_bytes: u("l1_bytes"),
         l1_conflict_ways: u("l1_conflict_ways"),
+        l1_conflict_ways_by_l1,
         l1_set_index,
         l1_interleave,
         l1_shared_bytes: match u("l1_shared_bytes") {
@@ -609,6 +638,10 @@ mod tests {
             .lines()
             .find(|l| l.starts_with("l1_set_index_masks = ["))
             .unwrap();
+        let at = format!(
+            "m.toml:{}:",
+            text.lines().position(|l| l == line).unwrap() + 1
+        );
         let with = |masks: &str| {
             parse_machine(
                 &text.replace(line, &format!("l1_set_index_masks = {masks}")),
@@ -626,7 +659,7 @@ mod tests {
             let e = with(bad).unwrap_err();
             assert!(matches!(e, MachineError::Absurd { .. }), "{bad}: {e}");
             assert!(e.to_string().contains(says), "{bad}: {e}");
-            assert!(e.to_string().starts_with("m.toml:14:"), "{bad}: {e}");
+            assert!(e.to_string().starts_with(&at), "{bad}: {e}");
         }
         let many = format!(
             "[{}]",
@@ -738,31 +771,62 @@ mod tests {
             .collect();
         let e = parse_machine(&t, "m.toml").unwrap_err();
         assert!(matches!(e, MachineError::MissingSource { .. }), "{e}");
-        // The warps interleaved with a burst: triples rising by warps and lines, with a source.
-        let line = text
-            .lines()
-            .find(|l| l.starts_with("l1_interleave = [["))
-            .unwrap();
-        let at = text.lines().position(|l| l == line).unwrap() + 1;
+        // The warps interleaved with a burst: rows rising by L1, warps and lines, with a source.
+        let start = text.find("l1_interleave = [\n").unwrap();
+        let block = &text[start..start + text[start..].find("\n]\n").unwrap() + 2];
+        let at = text[..start].lines().count() + 1;
         for bad in [
-            "[[64, 8, 30], [16, 8, 10]]",
-            "[[16, 8, 10], [16, 4, 10]]",
-            "[[16, 0, 10]]",
-            "[[16, 8, 17]]",
-            "[[16, 8, 0]]",
-            "[[1, 8, 1]]",
-            "[[16, 8]]",
+            "[[224, 64, 8, 30], [224, 16, 8, 10]]",
+            "[[224, 16, 8, 10], [224, 16, 4, 10]]",
+            "[[224, 16, 8, 10], [28, 16, 8, 10]]",
+            "[[224, 16, 8, 10], [224, 16, 8, 10]]",
+            "[[0, 16, 8, 10]]",
+            "[[224, 16, 0, 10]]",
+            "[[224, 16, 8, 17]]",
+            "[[224, 16, 8, 0]]",
+            "[[224, 1, 8, 1]]",
+            "[[16, 8, 10]]",
             "[]",
-            "[[16, 1, 9], [16, 2, 9], [16, 3, 9], [16, 4, 9], [16, 5, 9], [16, 6, 9], [16, 7, 9], [16, 8, 9], [16, 9, 9]]",
+            "[[224, 16, 1, 9], [224, 16, 2, 9], [224, 16, 3, 9], [224, 16, 4, 9], [224, 16, 5, 9], [224, 16, 6, 9], [224, 16, 7, 9], [224, 16, 8, 9], [224, 16, 9, 9]]",
         ] {
-            let t = text.replace(line, &format!("l1_interleave = {bad}"));
+            let t = text.replace(block, &format!("l1_interleave = {bad}"));
             let e = parse_machine(&t, "m.toml").unwrap_err();
             assert!(
-                e.to_string().contains("effective warps] triples")
+                e.to_string().contains("effective warps] rows")
                     && e.to_string().starts_with(&format!("m.toml:{at}:")),
                 "{bad}: {e}"
             );
         }
+        // The ways of smaller L1s: [KiB, ways] pairs, KiB rising, with a source.
+        let line = text
+            .lines()
+            .find(|l| l.starts_with("l1_conflict_ways_by_l1 = [["))
+            .unwrap();
+        let at = text.lines().position(|l| l == line).unwrap() + 1;
+        for bad in [
+            "[[60, 2], [28, 1]]",
+            "[[28, 1], [28, 2]]",
+            "[[0, 1]]",
+            "[[28, -1]]",
+            "[[28]]",
+            "[]",
+            "[[28, 1.5]]",
+        ] {
+            let t = text.replace(line, &format!("l1_conflict_ways_by_l1 = {bad}"));
+            let e = parse_machine(&t, "m.toml").unwrap_err();
+            assert!(
+                e.to_string().contains("[L1 KiB, ways] pairs")
+                    && e.to_string().starts_with(&format!("m.toml:{at}:")),
+                "{bad}: {e}"
+            );
+        }
+        let t: String = text
+            .lines()
+            .filter(|l| !l.starts_with("l1_conflict_ways_by_l1 = \""))
+            .map(|l| format!("{l}\n"))
+            .collect();
+        let e = parse_machine(&t, "m.toml").unwrap_err();
+        assert!(matches!(e, MachineError::MissingSource { .. }), "{e}");
         let t: String = text
             .lines()
             .filter(|l| !l.starts_with("l1_interleave = \""))

@@ -184,6 +184,7 @@ pub fn params(l2_bytes: usize) -> CacheParams {
         l1_bytes: 64 << 10,
         l1_conflict_ways: 0,
         l1_set_index: Default::default(),
+        l1_set_ways: 0,
         l2_bytes,
         l2_reuse_misses: Default::default(),
         // The simulator's issue orders are its own; the visitor's burst share is not compared.
