@@ -187,33 +187,18 @@ impl MachineModel {
         l1_bytes: usize,
     ) -> crate::footprint::InterleaveShares {
         let t = &self.l1_interleave;
-        let kib = l1_bytes as f64 / 1024.0;
         let mut sizes: Vec<usize> = t.iter().map(|p| p.0).collect();
         sizes.dedup();
-        let rows = |size: usize| {
-            let from = t.partition_point(|p| p.0 < size);
-            &t[from..t.partition_point(|p| p.0 <= size)]
-        };
-        let below = sizes.iter().rev().find(|&&s| s as f64 <= kib).copied();
-        let above = sizes.iter().find(|&&s| s as f64 >= kib).copied();
-        let (a, b) = match (below, above) {
-            (Some(a), Some(b)) => (a, b),
-            (Some(a), None) | (None, Some(a)) => (a, a),
-            (None, None) => return Default::default(),
-        };
-        let along = if b > a {
-            (kib - a as f64) / (b - a) as f64
-        } else {
-            0.0
-        };
+        let rows =
+            |kib: usize| &t[t.partition_point(|p| p.0 < kib)..t.partition_point(|p| p.0 <= kib)];
         let points: Vec<(f64, f64)> = interleave_lines(t)
             .into_iter()
             .map(|l| {
-                let (sa, sb) = (
-                    interleave_share(rows(a), warps, l),
-                    interleave_share(rows(b), warps, l),
-                );
-                (l, (sa + (sb - sa) * along).clamp(f64::MIN_POSITIVE, 1.0))
+                let by_l1 = sizes
+                    .iter()
+                    .map(|&kib| ((kib * 1024) as f64, interleave_share(rows(kib), warps, l)));
+                let share = crate::footprint::piecewise_linear(by_l1, l1_bytes as f64);
+                (l, share.unwrap_or(1.0).clamp(f64::MIN_POSITIVE, 1.0))
             })
             .collect();
         crate::footprint::InterleaveShares::new(&points).unwrap_or_default()
