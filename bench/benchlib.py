@@ -91,14 +91,15 @@ def ncu_rows(text):
     return [dict(zip(head, r)) for r in rows[2:] if len(r) == len(head)]
 
 
-def profile_plan(script, points, names, metrics, cache="all", replay="kernel"):
-    """Runs `script launch PLAN` (PLAN: a JSON of `points`) under Nsight Compute
-    (`--clock-control none`, caches `cache` before each launch, replay mode `replay`) and returns
-    `(rows, stdout)`: ncu's rows of the kernels named in `names`, one per point in launch order
-    (exits where their number differs), and what the launches printed."""
+def profile_plan(script, points, names, metrics, cache="all", replay="kernel", settings=None):
+    """Runs `script launch PLAN` (PLAN: a JSON of `points`, and of `settings` where given, e.g. a
+    carve-out for every launch) under Nsight Compute (`--clock-control none`, caches `cache`
+    before each launch, replay mode `replay`) and returns `(rows, stdout)`: ncu's rows of the
+    kernels named in `names`, one per point in launch order (exits where their number differs),
+    and what the launches printed."""
     with tempfile.TemporaryDirectory() as tmp:
         plan_path = os.path.join(tmp, "plan.json")
-        json.dump({"points": points}, open(plan_path, "w"))
+        json.dump({**(settings or {}), "points": points}, open(plan_path, "w"))
         log = os.path.join(tmp, "ncu.csv")
         run = subprocess.run(
             ["ncu", "--clock-control", "none", "--cache-control", cache, "--replay-mode", replay,

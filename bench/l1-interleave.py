@@ -21,12 +21,10 @@ usage (GPU, CuPy, ncu): bench/l1-interleave.py measure OUT.json [--l1-kib 224] [
 """
 import json
 import os
-import subprocess
 import sys
-import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from benchlib import ncu_rows, number, provenance  # noqa: E402
+from benchlib import number, profile_plan, provenance  # noqa: E402
 
 SOURCE = r"""
 extern "C" __global__ void __launch_bounds__(256, BPS) l1interleave(
@@ -89,18 +87,8 @@ def measure(out_path, l1_kib, bps_list, lines, carveout=-1):
 
     points = plan(bps_list, lines)
     sms = cp.cuda.runtime.getDeviceProperties(0)["multiProcessorCount"]
-    with tempfile.TemporaryDirectory() as tmp:
-        plan_path = os.path.join(tmp, "plan.json")
-        json.dump({"points": points, "carveout": carveout}, open(plan_path, "w"))
-        log = os.path.join(tmp, "ncu.csv")
-        subprocess.run(["ncu", "--clock-control", "none", "--kernel-name", "l1interleave",
-                        "--metrics", ",".join(METRICS), "--csv", "--page", "raw", "--print-units",
-                        "base", "--log-file", log, sys.executable, os.path.abspath(__file__),
-                        "launch", plan_path], check=True)
-        text = open(log).read()
-    rows = ncu_rows(text)
-    if len(rows) != len(points):
-        sys.exit(f"ncu recorded {len(rows)} launches, expected {len(points)}")
+    rows, _ = profile_plan(__file__, points, ["l1interleave"], METRICS,
+                           settings={"carveout": carveout})
     results = []
     for (bps, k, g), row in zip(points, rows):
         n = max(8 * g, 256)

@@ -28,12 +28,10 @@ usage (GPU, CuPy, ncu): bench/l1-policy.py measure OUT.json [--carveout -1] [--r
 import json
 import math
 import os
-import subprocess
 import sys
-import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from benchlib import ncu_rows, number, provenance  # noqa: E402
+from benchlib import number, profile_plan, provenance  # noqa: E402
 
 SOURCE = r"""
 extern "C" __global__ void l1probe(const float* __restrict__ a, int n, long long stride, int scramble,
@@ -114,18 +112,8 @@ def measure(out_path, carveout, reps, l1_guess, sectors=None):
     import cupy as cp
 
     points = plan(l1_guess // LINE, sectors)
-    with tempfile.TemporaryDirectory() as tmp:
-        plan_path = os.path.join(tmp, "plan.json")
-        json.dump({"points": points, "carveout": carveout, "reps": reps}, open(plan_path, "w"))
-        log = os.path.join(tmp, "ncu.csv")
-        subprocess.run(["ncu", "--clock-control", "none", "--kernel-name", "l1probe", "--metrics",
-                        ",".join(METRICS), "--csv", "--page", "raw", "--print-units", "base",
-                        "--log-file", log, sys.executable, os.path.abspath(__file__), "launch",
-                        plan_path], check=True)
-        text = open(log).read()
-    rows = ncu_rows(text)
-    if len(rows) != len(points):
-        sys.exit(f"ncu recorded {len(rows)} launches, expected {len(points)}")
+    rows, _ = profile_plan(__file__, points, ["l1probe"], METRICS,
+                           settings={"carveout": carveout, "reps": reps})
     results = []
     for (n, stride, scramble, stream, sectors), row in zip(points, rows):
         hit = number(row[METRICS[0]])
