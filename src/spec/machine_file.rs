@@ -598,6 +598,33 @@ pub fn parse_machine(text: &str, file: &str) -> Result<MachineModel, MachineErro
 mod tests {
     use super::*;
 
+    /// `text` without the line of `key`'s source.
+    fn without_source(text: &str, key: &str) -> String {
+        let source = format!("{key} = \"");
+        text.lines()
+            .filter(|l| !l.starts_with(&source))
+            .map(|l| format!("{l}\n"))
+            .collect()
+    }
+
+    /// Asserts that `text` is refused at line `at` of `m.toml` with a message that says `says`.
+    fn assert_refused(text: &str, at: usize, says: &str, case: &str) {
+        let e = parse_machine(text, "m.toml").unwrap_err();
+        assert!(
+            e.to_string().contains(says) && e.to_string().starts_with(&format!("m.toml:{at}:")),
+            "{case}: {e}"
+        );
+    }
+
+    /// Asserts that `text` is refused for `key`'s missing source.
+    fn assert_needs_source(text: &str, key: &str) {
+        let e = parse_machine(&without_source(text, key), "m.toml").unwrap_err();
+        assert!(
+            matches!(e, MachineError::MissingSource { .. }),
+            "{key}: {e}"
+        );
+    }
+
     #[test]
     fn presets_load() {
         for name in MachineModel::preset_names() {
@@ -670,16 +697,7 @@ mod tests {
         );
         assert!(with(&many).unwrap_err().to_string().contains("at most 16"));
         // Like every figure, it needs a source.
-        let e = parse_machine(
-            &text
-                .lines()
-                .filter(|l| !l.starts_with("l1_set_index_masks = \""))
-                .collect::<Vec<_>>()
-                .join("\n"),
-            "m.toml",
-        )
-        .unwrap_err();
-        assert!(matches!(e, MachineError::MissingSource { .. }), "{e}");
+        assert_needs_source(text, "l1_set_index_masks");
     }
 
     #[test]
@@ -733,12 +751,7 @@ mod tests {
         assert!(e.to_string().contains("times a power of two"), "{e}");
         // Without the figure, L2 fetches one sector.
         let m = parse_machine(
-            &text
-                .replace("l2_fetch_bytes = 64\n", "")
-                .lines()
-                .filter(|l| !l.starts_with("l2_fetch_bytes = \""))
-                .collect::<Vec<_>>()
-                .join("\n"),
+            &without_source(&text.replace("l2_fetch_bytes = 64\n", ""), "l2_fetch_bytes"),
             "m.toml",
         )
         .unwrap();
@@ -758,19 +771,9 @@ mod tests {
             ("0.3", "pairs"),
         ] {
             let t = text.replace(line, &format!("partial_store_loss = {bad}"));
-            let e = parse_machine(&t, "m.toml").unwrap_err();
-            assert!(
-                e.to_string().contains(why) && e.to_string().starts_with(&format!("m.toml:{at}:")),
-                "{bad}: {e}"
-            );
+            assert_refused(&t, at, why, bad);
         }
-        let t: String = text
-            .lines()
-            .filter(|l| !l.starts_with("partial_store_loss = \""))
-            .map(|l| format!("{l}\n"))
-            .collect();
-        let e = parse_machine(&t, "m.toml").unwrap_err();
-        assert!(matches!(e, MachineError::MissingSource { .. }), "{e}");
+        assert_needs_source(text, "partial_store_loss");
         // The warps interleaved with a burst: rows rising by L1, warps and lines, with a source.
         let start = text.find("l1_interleave = [\n").unwrap();
         let block = &text[start..start + text[start..].find("\n]\n").unwrap() + 2];
@@ -790,12 +793,7 @@ mod tests {
             "[[224, 16, 1, 9], [224, 16, 2, 9], [224, 16, 3, 9], [224, 16, 4, 9], [224, 16, 5, 9], [224, 16, 6, 9], [224, 16, 7, 9], [224, 16, 8, 9], [224, 16, 9, 9]]",
         ] {
             let t = text.replace(block, &format!("l1_interleave = {bad}"));
-            let e = parse_machine(&t, "m.toml").unwrap_err();
-            assert!(
-                e.to_string().contains("effective warps] rows")
-                    && e.to_string().starts_with(&format!("m.toml:{at}:")),
-                "{bad}: {e}"
-            );
+            assert_refused(&t, at, "effective warps] rows", bad);
         }
         // The ways of smaller L1s: [KiB, ways] pairs, KiB rising, with a source.
         let line = text
@@ -813,27 +811,10 @@ mod tests {
             "[[28, 1.5]]",
         ] {
             let t = text.replace(line, &format!("l1_conflict_ways_by_l1 = {bad}"));
-            let e = parse_machine(&t, "m.toml").unwrap_err();
-            assert!(
-                e.to_string().contains("[L1 KiB, ways] pairs")
-                    && e.to_string().starts_with(&format!("m.toml:{at}:")),
-                "{bad}: {e}"
-            );
+            assert_refused(&t, at, "[L1 KiB, ways] pairs", bad);
         }
-        let t: String = text
-            .lines()
-            .filter(|l| !l.starts_with("l1_conflict_ways_by_l1 = \""))
-            .map(|l| format!("{l}\n"))
-            .collect();
-        let e = parse_machine(&t, "m.toml").unwrap_err();
-        assert!(matches!(e, MachineError::MissingSource { .. }), "{e}");
-        let t: String = text
-            .lines()
-            .filter(|l| !l.starts_with("l1_interleave = \""))
-            .map(|l| format!("{l}\n"))
-            .collect();
-        let e = parse_machine(&t, "m.toml").unwrap_err();
-        assert!(matches!(e, MachineError::MissingSource { .. }), "{e}");
+        assert_needs_source(text, "l1_conflict_ways_by_l1");
+        assert_needs_source(text, "l1_interleave");
         // L2's misses by reuse distance (the experiment file that carries them): MiB rising,
         // shares from 0 to 1, at most 16 points.
         let text = include_str!("../../bench/counters/h100-reuse-curve.toml");
@@ -851,12 +832,7 @@ mod tests {
             "[[0, \"a\"]]",
         ] {
             let t = text.replace(line, &format!("l2_reuse_misses = {bad}"));
-            let e = parse_machine(&t, "m.toml").unwrap_err();
-            assert!(
-                e.to_string().contains("[MiB, share] pairs")
-                    && e.to_string().starts_with(&format!("m.toml:{at}:")),
-                "{bad}: {e}"
-            );
+            assert_refused(&t, at, "[MiB, share] pairs", bad);
         }
         let h200 = include_str!("../../bench/counters/h200-reuse-curve.toml");
         assert!(!parse_machine(h200, "h200.toml")
