@@ -725,16 +725,13 @@ mod tests {
         .unwrap_err();
         assert!(e.to_string().contains("at most l2_bytes"), "{e}");
         // The L1 and shared memory together hold each of them.
-        let e = parse_machine(
-            &text.replace("l1_shared_bytes = 262144", "l1_shared_bytes = 131072"),
-            "m.toml",
-        )
-        .unwrap_err();
-        let msg = e.to_string();
-        assert!(
-            msg.starts_with("m.toml:12:") && msg.contains("at least l1_bytes"),
-            "{e}"
-        );
+        let at = text
+            .lines()
+            .position(|l| l == "l1_shared_bytes = 262144")
+            .unwrap()
+            + 1;
+        let t = text.replace("l1_shared_bytes = 262144", "l1_shared_bytes = 131072");
+        assert_refused(&t, at, "at least l1_bytes", "l1_shared_bytes");
         let e = parse_machine(&text.replace("sms = \"datasheet\"\n", ""), "m.toml").unwrap_err();
         assert!(matches!(e, MachineError::MissingSource { .. }), "{e}");
         let e = parse_machine(
