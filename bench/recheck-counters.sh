@@ -25,12 +25,13 @@ RES=$HERE/bench/results/$GPU/counters
 mkdir -p "$OUT"
 OUT=$(cd "$OUT" && pwd)
 STAR=$HERE/stencils/star3d_r4.toml
-# name, machine, domain, then the definition file and its extra arguments.
+# name, the raw files' name, machine, domain, then the definition file and its extra arguments;
+# the raw files in $RES/${RAW:-raw}.
 run() {
-  local name=$1 csv=$2 machine=$3 domain=$4; shift 4
+  local name=$1 csv=$2 machine=$3 domain=$4 raw=${RAW:-raw}; shift 4
   (cd "$RES" && "$BIN" counters "$@" --machine "$machine" --domain "$domain" \
-    --from-csv "raw/$csv.csv" --twin-info "raw/$csv-twin.json" \
-    --original "raw/$csv-device-report.json" --out "$OUT" --name "$name" > "$OUT/$name.log" 2>&1) \
+    --from-csv "$raw/$csv.csv" --twin-info "$raw/$csv-twin.json" \
+    --original "$raw/$csv-device-report.json" --out "$OUT" --name "$name" > "$OUT/$name.log" 2>&1) \
     || { echo "$name failed:"; tail -5 "$OUT/$name.log"; exit 1; }
 }
 # Every sweep of this GPU with MACHINE, each named with SUFFIX; adds the names to SWEEPS.
@@ -57,6 +58,13 @@ sweeps() {
     fi
     run star3d_r4-f64-512-top$x star3d_r4-f64-512-top "$m" 512,512,512 "$STAR" --dtype f64
     SWEEPS="$SWEEPS star3d_r4-f64-512-top$x"
+    # The same 15 and two more at 512 x NY x 512, NY = 256 ... 768: how far L2 keeps a z-halo
+    # as the plane grows (l2-plane/, raw/configs.txt).
+    for ny in 256 384 512 640 768; do
+      RAW=l2-plane/raw run star3d_r4-f64-512x${ny}x512$x star3d_r4-f64-512x${ny}x512 "$m" \
+        512,$ny,512 "$STAR" --dtype f64
+      SWEEPS="$SWEEPS star3d_r4-f64-512x${ny}x512$x"
+    done
   fi
 }
 sweeps "$M" ""
