@@ -59,3 +59,23 @@ for f in sorted(glob.glob(os.path.join(d, "ncu_*.csv"))):
                 stall = f"{m.group(1)} cycles {m.group(2)}"
     name = os.path.basename(f)[4:-4]
     print(f"| {name} | " + " | ".join(vals.get(k, "") for k in keys) + f" | {stall} |")
+
+# The stall reasons per issued instruction (ncu's smsp__average_warps_issue_stalled_*), where the
+# CSVs carry them (bench/warp-stalls.sh asks for them since the narrow-tile set).
+PREFIX, SUFFIX = "smsp__average_warps_issue_stalled_", "_per_issue_active.ratio"
+reasons = ["long_scoreboard", "lg_throttle", "mio_throttle", "short_scoreboard", "not_selected", "wait"]
+rows = []
+for f in sorted(glob.glob(os.path.join(d, "ncu_*.csv"))):
+    vals = {}
+    for r in csv.reader(l for l in open(f) if l.startswith('"')):
+        if len(r) >= 15 and r[12].startswith(PREFIX) and r[12].endswith(SUFFIX):
+            vals[r[12][len(PREFIX):-len(SUFFIX)]] = float(r[14].replace(",", ""))
+    if vals:
+        rows.append((os.path.basename(f)[4:-4], vals))
+if rows:
+    print("\n## Cycles a warp stalls per issued instruction, by reason (ncu)\n")
+    print("| configuration | " + " | ".join(reasons) + " | all reasons |")
+    print("|---|" + "---|" * (len(reasons) + 1))
+    for name, vals in rows:
+        print(f"| {name} | " + " | ".join(f"{vals.get(k, 0.0):.1f}" for k in reasons)
+              + f" | {sum(vals.values()):.1f} |")
