@@ -58,6 +58,10 @@ sweeps() {
     fi
     run star3d_r4-f64-512-top$x star3d_r4-f64-512-top "$m" 512,512,512 "$STAR" --dtype f64
     SWEEPS="$SWEEPS star3d_r4-f64-512-top$x"
+    # Flat tiles folded 1x1x2 at 512^3, which the step, the curve and launch-order gaps rank
+    # differently (raw/star3d_r4-f64-512-fold2-configs.txt).
+    run star3d_r4-f64-512-fold2$x star3d_r4-f64-512-fold2 "$m" 512,512,512 "$STAR" --dtype f64
+    SWEEPS="$SWEEPS star3d_r4-f64-512-fold2$x"
     # The same 15 and two more at 512 x NY x 512, NY = 256 ... 768: how far L2 keeps a z-halo
     # as the plane grows (l2-plane/, raw/configs.txt).
     for ny in 256 384 512 640 768; do

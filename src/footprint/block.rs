@@ -23,9 +23,12 @@
 //! missed sector), plus the reused sectors L2 no longer holds, plus re-fetches and re-writes that
 //! miss L2, plus reads of partly written sectors. Every access of a sector after its first
 //! is *linked* to the previous access in time, by any block: an earlier block in an earlier wave,
-//! or a block of the same wave at an earlier step. It hits if the distinct sectors the machine
-//! moved through L2 in between stay below the L2 capacity (where the machine gives L2's measured
-//! misses by reuse distance, it hits with the measured share instead). That volume is counted from real
+//! or a block of the same wave at an earlier step. L2 does not see L1's hits, so a block's access
+//! is the last of its first touch and its L1 re-fetches of the sector (as expected from the
+//! representative block's re-fetches, found by a pass over its rows before the link search).
+//! A link hits if the distinct sectors the machine moved through L2 in between stay below the L2
+//! capacity (where the machine gives L2's measured misses by reuse distance, it hits with the
+//! measured share instead). That volume is counted from real
 //! positions: every block of a wave streams the average block's L2 accesses (first touches per
 //! step, store instructions, re-fetches); a sector accessed several times inside the window counts
 //! once, so the links lying inside the window are subtracted. Re-fetches are linked within their
@@ -132,6 +135,9 @@ impl Prepared {
 #[derive(Debug, Default)]
 pub(crate) struct BlockScratch {
     unions: Option<Unions>,
+    /// The representative block's L1 re-fetches of the current configuration (total, by
+    /// step), found by the pass before the link search (see [`BlockScratch::run`]).
+    l1_found: Option<(f64, Vec<super::rows::Refetch>)>,
     /// [`step_fetch_ratio`] per block width and x-fold (valid for `unions`' key).
     step_ratios: HashMap<(usize, usize), f64>,
     /// Per tile and line size (valid for `unions`' key).
@@ -1160,6 +1166,54 @@ impl BlockScratch {
         }
     }
 
+    /// The sectors (weighted) the representative block fetches from L2 again after L1 evicted
+    /// them, from its line touches (see the comments at the call in [`BlockScratch::run`]);
+    /// `RowPass::refetches` keeps them by step.
+    fn l1_refetches(
+        &mut self,
+        prog: &MemoryProgram,
+        p: &CacheParams,
+        is_load: &[bool],
+        rep_weight: f64,
+        resident: f64,
+        load_steps: usize,
+    ) -> f64 {
+        let cfg = &prog.config;
+        let cap = (p.l1_bytes / p.line_bytes) as f64;
+        let ways = p.l1_conflict_ways;
+        let share = rep_weight * cap / resident;
+        self.pass.working_set(load_steps, &mut self.ws);
+        let gaps = &self.pass.gaps;
+        l1_evictions(&self.ws, gaps, share, ways, &mut self.evict);
+        // The first fold point's loads go out back to back (the compiled kernels issue them
+        // before their first arithmetic), and between two of them L1 sees the loads of only
+        // the measured share of the SM's warps, not all of them as in lockstep
+        // (`bench/l1-interleave.py`): their window holds that share of the lines. Later loads
+        // wait on their operands and take turns with every warp, as the steps do.
+        let warps_per_block = cfg.threads().div_ceil(p.warp_size.max(1)) as f64;
+        let lines_per_load = self
+            .ws
+            .get(1)
+            .map_or(1.0, |l| l / rep_weight / warps_per_block);
+        let interleaved = p.l1_interleave.share(lines_per_load);
+        let burst_loads = if interleaved < 1.0 {
+            l1_evictions(
+                &self.ws,
+                gaps,
+                share / interleaved,
+                ways,
+                &mut self.burst_evict,
+            );
+            (0..prog.instructions.len())
+                .filter(|&n| is_load[n] && prog.issues(0, n))
+                .count() as u32
+        } else {
+            0
+        };
+        self.pass
+            .refetches(&self.evict, &self.burst_evict, burst_loads)
+    }
+
     /// The per-block totals of a configuration: the exact footprints, and what reuse L1 and L2
     /// miss, from the row statistics of the sampled blocks.
     pub(crate) fn run(
@@ -1286,6 +1340,45 @@ impl BlockScratch {
         let full = self.full_extra_passes;
         let record = !full && reuse.iter().any(Option::is_some);
         let rep_bands = Bands::of(&rep_at, self.reach);
+        // L2 sees a block's sector at its first touch and again at each L1 re-fetch of it, not
+        // at L1's hits: another block's reuse of the sector is linked from the last of those.
+        // Where L1 overflows, a first pass over the representative's rows finds its re-fetches
+        // (without links), and the link search moves each first touch to where L2 last sees
+        // it, as expected (`RowPass::last_seen_steps`). Found on the H100's 512³ star3d_r4
+        // tiles folded 1×2×4, whose z-halo rows, read at every other fold point, are
+        // re-fetched late, so the tile above still finds them in L2 (those folded 1×1×4 keep
+        // theirs in L1, and lose the reuse): bench/results/h100/counters/README.md, "L2 last
+        // sees a sector at its last re-fetch".
+        self.pass.last_seen.clear();
+        self.l1_found = None;
+        if l1_overflows {
+            let rows = std::mem::take(&mut self.rows);
+            self.pass.skip_links = true;
+            self.pass.block(
+                &self.planes,
+                &self.loads,
+                &sh,
+                &lattice,
+                index(rep),
+                self.reach,
+                &rows,
+                issue,
+                true,
+                px.last().map_or((1, 0), |v| v.2),
+                rep_weight,
+                Part::All,
+            );
+            self.pass.skip_links = false;
+            self.rows = rows;
+            let refetched = self.l1_refetches(prog, p, &is_load, rep_weight, resident, load_steps);
+            if let Some(seen) = self.pass.last_seen_steps() {
+                self.pass.last_seen = seen;
+            }
+            // The search's pass over the same rows records the same line touches: its
+            // re-fetches are these.
+            self.l1_found = Some((refetched, std::mem::take(&mut self.pass.refetched)));
+            self.pass.reset(steps);
+        }
         let rows = std::mem::take(&mut self.rows);
         self.pass.block(
             &self.planes,
@@ -1395,38 +1488,13 @@ impl BlockScratch {
             // longer than the one whose working set fills the block's share of L1.
             // With set conflicts (`ways` > 0) the line is lost where `ways` of the window's lines
             // fell into its set (see `conflict_evictions`).
-            let share = rep_weight * cap / resident;
-            self.pass.working_set(load_steps, &mut self.ws);
-            let gaps = &self.pass.gaps;
-            l1_evictions(&self.ws, gaps, share, ways, &mut self.evict);
-            // The first fold point's loads go out back to back (the compiled kernels issue them
-            // before their first arithmetic), and between two of them L1 sees the loads of only
-            // the measured share of the SM's warps, not all of them as in lockstep
-            // (`bench/l1-interleave.py`): their window holds that share of the lines. Later loads
-            // wait on their operands and take turns with every warp, as the steps do.
-            let warps_per_block = cfg.threads().div_ceil(p.warp_size.max(1)) as f64;
-            let lines_per_load = self
-                .ws
-                .get(1)
-                .map_or(1.0, |l| l / rep_weight / warps_per_block);
-            let interleaved = p.l1_interleave.share(lines_per_load);
-            let burst_loads = if interleaved < 1.0 {
-                l1_evictions(
-                    &self.ws,
-                    gaps,
-                    share / interleaved,
-                    ways,
-                    &mut self.burst_evict,
-                );
-                (0..prog.instructions.len())
-                    .filter(|&n| is_load[n] && prog.issues(0, n))
-                    .count() as u32
-            } else {
-                0
+            let refetched = match self.l1_found.take() {
+                Some((refetched, found)) => {
+                    self.pass.refetched = found;
+                    refetched
+                }
+                None => self.l1_refetches(prog, p, &is_load, rep_weight, resident, load_steps),
             };
-            let refetched = self
-                .pass
-                .refetches(&self.evict, &self.burst_evict, burst_loads);
             if rep_sectors > 0.0 {
                 refetch_ratio = refetched / rep_weight / rep_sectors;
             }

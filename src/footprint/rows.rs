@@ -573,6 +573,18 @@ pub(crate) struct RowPass {
     deltas: Vec<i64>,
     /// Re-fetches found by [`RowPass::refetches`].
     pub refetched: Vec<Refetch>,
+    /// Per line of the sampled rows, the step of its first touch (see [`RowPass::refetches`]).
+    first_of: Vec<u32>,
+    /// Sectors first touched per step (index), and re-fetched per (first step, step), as
+    /// [`RowPass::refetches`] finds them: what [`RowPass::last_seen_steps`] is made of.
+    first_sectors: Vec<f64>,
+    refetched_since: HashMap<(u32, u32), f64>,
+    /// Per step of a first touch, the step L2 last sees the sector at (its block's last
+    /// re-fetch of it, as expected); empty: the first touch itself. Set by the caller for the
+    /// link search (see [`RowPass::last_seen_steps`]).
+    pub last_seen: Vec<u32>,
+    /// Whether [`RowPass::block`] leaves out the link search (a pass for L1's statistics only).
+    pub skip_links: bool,
     /// The walks of the sampled own positions to neighbours at a launch distance, in
     /// [`WALK_CACHE`] slots by a hash of the distance, tagged with the call of
     /// [`RowPass::block`] and the distance: each costs divisions, and the rows of a block meet
@@ -761,6 +773,21 @@ fn keep_latest(l: &mut Latest, then: u32, nt: &Offsets) {
     }
 }
 
+/// As [`keep_latest`] for a neighbour whose first touch at step `then` L2 last sees at step
+/// `seen` (its re-fetch), where that is still before this block's touch; else at `then`.
+fn keep_latest_seen(l: &mut Latest, then: u32, seen: u32, nt: &Offsets) {
+    let (first, last) = (
+        nt.clock.at(0, then as i64, 0),
+        nt.clock.at(0, seen as i64, 0),
+    );
+    for j in 0..POSITIONS {
+        let (a, b) = (last + nt.when[j], first + nt.when[j]);
+        let t = if a < l.me[j] { a } else { b };
+        let earlier = if t < l.me[j] { t } else { i64::MIN };
+        l.best[j] = l.best[j].max(earlier);
+    }
+}
+
 /// Sector ranges `[first, last]` of a touch, in increasing order, into `out`.
 fn sector_ranges(t: &Touch, s: i64, out: &mut Vec<(i64, i64)>) {
     sector_ranges_of(t, s, 0, t.n - 1, out);
@@ -846,6 +873,8 @@ impl RowPass {
         self.recent_pairs.clear();
         self.recent_pairs.resize(RECENT_PAIRS, (PairClass::NONE, 0));
         self.refetched.clear();
+        self.first_sectors.clear();
+        self.refetched_since.clear();
         self.events.clear();
         self.line_count = 0;
         if self.grp_first.len() > MAX_PATTERN_SECTORS {
@@ -1034,7 +1063,7 @@ impl RowPass {
                 }
             }
             self.touches = own;
-            if link {
+            if link && !self.skip_links {
                 let wl = group_weight(ri);
                 // Sectors `..x_band` of the row lie in the band along x.
                 let x_band = band_end.saturating_sub(s0).clamp(0, ns as i64) as usize;
@@ -1380,7 +1409,10 @@ impl RowPass {
         let hi = g0.saturating_add(len as i64).min(s0 + ns as i64);
         for u in lo..hi {
             let (k, then) = ((u - s0) as usize, self.grp_first[start + (u - g0) as usize]);
-            keep_latest(&mut self.best[k], then, nt);
+            match self.last_seen.get(then as usize) {
+                Some(&seen) if seen > then => keep_latest_seen(&mut self.best[k], then, seen, nt),
+                _ => keep_latest(&mut self.best[k], then, nt),
+            }
         }
     }
 
@@ -1816,9 +1848,17 @@ impl RowPass {
         self.ever.resize(self.line_count, 0);
         self.present.clear();
         self.present.resize(self.line_count, 0);
+        self.first_of.clear();
+        self.first_of.resize(self.line_count, NONE);
+        self.first_sectors.clear();
+        self.first_sectors.resize(self.load_before.len(), 0.0);
         let mut total = 0.0;
         for e in &self.events {
             let l = e.line as usize;
+            if self.first_of[l] == NONE {
+                self.first_of[l] = e.step;
+                self.first_sectors[e.step as usize] += e.weight * e.mask.count_ones() as f64;
+            }
             let p = if e.prev == NONE {
                 0.0
             } else {
@@ -1842,6 +1882,10 @@ impl RowPass {
             self.ever[l] |= e.mask;
             if again > 0.0 {
                 let n = e.weight * again;
+                *self
+                    .refetched_since
+                    .entry((self.first_of[l], e.step))
+                    .or_default() += n;
                 total += n;
                 match self.refetched.last_mut() {
                     Some(r) if r.then == e.prev && r.now == e.step => r.sectors += n,
@@ -1854,6 +1898,44 @@ impl RowPass {
             }
         }
         total
+    }
+
+    /// Per step of a first touch, the step L2 last sees those sectors at, as expected from
+    /// [`RowPass::refetches`]: L1's hits do not reach L2, so a sector its block touches again
+    /// is last seen there at the touch that re-fetched it. Each later step re-fetches its share
+    /// of the sectors first touched at the step (`q`); the last re-fetch is step `t` with chance
+    /// `q_t · Π_{t' > t} (1 − q_t')`, and the first touch itself with what is left. `None`
+    /// where nothing is re-fetched.
+    pub fn last_seen_steps(&self) -> Option<Vec<u32>> {
+        if self.refetched_since.is_empty() {
+            return None;
+        }
+        let mut later: Vec<(u32, u32, f64)> = self
+            .refetched_since
+            .iter()
+            .filter(|(&(first, at), _)| at > first && first != NONE)
+            .filter_map(|(&(first, at), &n)| {
+                let of = *self.first_sectors.get(first as usize)?;
+                (of > 0.0).then_some((first, at, (n / of).min(1.0)))
+            })
+            .collect();
+        // By first step, latest re-fetch first.
+        later.sort_by(|a, b| a.0.cmp(&b.0).then(b.1.cmp(&a.1)));
+        let mut seen: Vec<u32> = (0..self.first_sectors.len() as u32).collect();
+        let mut moved = false;
+        for group in later.chunk_by(|a, b| a.0 == b.0) {
+            let first = group[0].0;
+            let (mut left, mut at) = (1.0, 0.0);
+            for &(_, t, q) in group {
+                at += left * q * t as f64;
+                left -= left * q;
+            }
+            at += left * first as f64;
+            let step = (at.round() as u32).max(first);
+            moved |= step > first;
+            seen[first as usize] = step;
+        }
+        moved.then_some(seen)
     }
 }
 
