@@ -34,6 +34,10 @@ isolates one candidate, over buffers well beyond the L2, with every other sector
   rule); `shifted`: the chunk that a block half the grid away read (another SM, often in the other
   half of the L2); `twice`: every chunk read by two blocks a wave apart in both passes (two SMs,
   as the sectors a stencil's neighbouring blocks share: a copy near each, if the L2 keeps one).
+- `reread MB/twice/W` (the set `wcapacity`): as `reread MB/twice`, and every block also writes
+  W bytes per byte it reads (full sectors, interleaved with its reads) to an output buffer, a fresh
+  region in each pass, as a stencil streams its output: whether L2 keeps reused data as long when
+  part of the traffic between two reads is written data.
 - `pieces 4/blocks/L/D` (the set `stagger`): the i-th of a sector's four blocks stores i × D
   cycles after its reads, so that a sector stays partly written for up to 3 D.
 - `runs K/MODE/T/F/L` (the set `runs`): stencil-like runs of partial stores. Every thread of blocks
@@ -68,7 +72,7 @@ Nsight Compute (`--clock-control none`, caches flushed before each launch) reads
 sectors from the L1s and the DRAM bytes.
 
 usage (GPU, CuPy, ncu): bench/l2-traffic.py measure OUT.json
-                           [traffic|partial|capacity|stagger|runs|threshold|partner]
+                           [traffic|partial|capacity|wcapacity|stagger|runs|threshold|partner]
                          bench/l2-traffic.py summary OUT.json
 """
 import json
@@ -213,6 +217,31 @@ extern "C" __global__ void reread(const float4* __restrict__ a, long long per, i
 {
     scan(a, per, shift, chunks, out);
 }
+// reread with writes: block b reads its chunk (as scan) and writes `wper` float4 of ones to its
+// part of `o` from `base` on, one write after each of its first reads.
+__device__ void scan_w(const float4* __restrict__ a, long long per, int chunks, float4* o,
+                       long long wper, long long base, float* out)
+{
+    const long long b = blockIdx.x % chunks;
+    float s = 0.0f;
+    int n = 0;
+    for (long long i = threadIdx.x; i < per; i += blockDim.x, ++n) {
+        const float4 v = a[b * per + i];
+        s += v.x + v.y + v.z + v.w;
+        if (i < wper) o[base + blockIdx.x * wper + i] = make_float4(1.0f, 1.0f, 1.0f, 1.0f);
+    }
+    if (s != 4.0f * n) atomicAdd(out, 1.0f);
+}
+extern "C" __global__ void warm_w(const float4* __restrict__ a, long long per, int chunks,
+                                  float4* o, long long wper, long long base, float* out)
+{
+    scan_w(a, per, chunks, o, wper, base, out);
+}
+extern "C" __global__ void reread_w(const float4* __restrict__ a, long long per, int chunks,
+                                    float4* o, long long wper, long long base, float* out)
+{
+    scan_w(a, per, chunks, o, wper, base, out);
+}
 extern "C" __global__ void halves(const float* __restrict__ a, long long groups, long long lag,
                                   float* __restrict__ out)
 {
@@ -337,6 +366,13 @@ def plan(which):
                                     "threads": threads, "folds": folds, "loads": loads,
                                     "via": via})
         return pts
+    if which == "wcapacity":
+        for w in (0.5, 1.0):
+            for mb in (4, 8, 12, 16, 20, 24, 28, 32, 40):
+                pts.append({"probe": "reread", "mb": mb, "mapping": "twice", "writes": w})
+        for mb in (16, 24, 32, 40):
+            pts.append({"probe": "reread", "mb": mb, "mapping": "twice", "writes": 0.0})
+        return pts
     if which == "capacity":
         for mapping in ("same", "shifted", "twice"):
             for mb in (8, 12, 16, 20, 24, 28, 32, 36, 40, 44, 48, 56, 64, 96):
@@ -428,6 +464,22 @@ def launch(plan_path):
             rt.deviceSetLimit(LIMIT_L2_FETCH, default_limit)
             if float(out[0]) != 0.0:
                 sys.exit(f"{kind} {pt}: read something other than the ones written")
+        elif kind == "reread" and "writes" in pt:
+            chunks, per = reread_shape(pt["mb"], sms)
+            buf = big[:per * chunks * 4]
+            grid = 2 * chunks
+            wper = int(per * pt["writes"])
+            o = cp.zeros(max(1, 2 * grid * wper * 4), dtype=cp.float32)
+            out.fill(0.0)
+            args = (buf, cp.int64(per), cp.int32(chunks), o, cp.int64(wper))
+            mod.get_function("warm_w")((grid,), (256,), args + (cp.int64(0), out))
+            mod.get_function("reread_w")((grid,), (256,), args + (cp.int64(grid * wper), out))
+            rt.deviceSynchronize()
+            if float(out[0]) != 0.0:
+                sys.exit(f"reread {pt}: read something other than the ones written")
+            if wper and not bool(cp.all(o == 1.0)):
+                sys.exit(f"reread {pt}: wrong words written")
+            del o
         elif kind == "reread":
             chunks, per = reread_shape(pt["mb"], sms)
             buf = big[:per * chunks * 4]
@@ -526,6 +578,7 @@ def measure(out_path, which):
     # left it (kernel replay restores memory in between).
     cache, replay, names = (
         ("none", "application", ["reread"]) if which == "capacity" else
+        ("none", "application", ["reread_w"]) if which == "wcapacity" else
         ("all", "kernel",
          ["gather", "scatter", "records", "records_read", "soa_store", "paced", "copy", "pieces",
           "runs", "lag", "halves", "paced_halves"]))
@@ -584,6 +637,8 @@ def summary(path):
                         if r["dep"] else "both halves at once"))
         elif r["probe"] == "reread":
             setting = f"{r['mb']} MiB, {r['mapping']} blocks"
+            if "writes" in r:
+                setting += f", {r['writes']:g} B written per B read"
         elif r["probe"] == "pieces":
             setting = (f"{r['pieces']} pieces per sector, by {r['mode']}, {r.get('loads', 0)} loads "
                        f"first, stagger {r.get('stagger', 0)} cycles")
@@ -615,10 +670,10 @@ def main():
         launch(args[1])
     elif len(args) in (2, 3) and args[0] == "measure":
         which = args[2] if len(args) == 3 else "traffic"
-        if which not in ("traffic", "partial", "capacity", "stagger", "runs", "threshold",
-                         "partner"):
-            sys.exit("the probe set is traffic, partial, capacity, stagger, runs, threshold or "
-                     "partner, "
+        if which not in ("traffic", "partial", "capacity", "wcapacity", "stagger", "runs",
+                         "threshold", "partner"):
+            sys.exit("the probe set is traffic, partial, capacity, wcapacity, stagger, runs, "
+                     "threshold or partner, "
                      f"not {which}")
         measure(args[1], which)
     elif len(args) == 2 and args[0] == "summary":
