@@ -25,11 +25,13 @@ CLASSES = {
                 "stores complete them, each then costing a fill and a second write",
                 "README sections on partly written sectors; l2-traffic/threshold"),
     "l2-less": ("DRAM load", "L2 capacity: L2 loses reuses the model keeps (reuse distances "
-                "on the steep part of the measured curve, the L2 split; in SoA tiles folded "
-                "along x, the other half of a 64-byte fetch)",
-                "l2-traffic/capacity; the 512-top sweep"),
-    "l2-more": ("DRAM load", "L2 capacity: L2 keeps reuses the model loses",
-                "l2-traffic/capacity; the reuse-curve experiment files"),
+                "on the steep part of the measured curve, the L2 split, written data taking "
+                "more room than read data; in SoA tiles folded along x, the other half of a "
+                "64-byte fetch)",
+                "l2-traffic/capacity, l2-traffic/wcapacity; the 512-top and 512-fold2 sweeps"),
+    "l2-more": ("DRAM load", "L2 capacity: L2 keeps reuses the model loses (the step at the "
+                "effective capacity against the measured curve with written data weighted)",
+                "l2-traffic/capacity, l2-traffic/wcapacity; the reuse-curve experiment files"),
     "order-aos": ("L2 load", "scheduling order: AoS warps are interleaved by the full L1 load "
                   "queue (lg_throttle), between the lockstep and warp-burst orders; the first "
                   "fold point's burst is modelled (l1_interleave), the later points are not",
