@@ -69,6 +69,13 @@ sweeps() {
         512,$ny,512 "$STAR" --dtype f64
       SWEEPS="$SWEEPS star3d_r4-f64-512x${ny}x512$x"
     done
+  else
+    # The same 17 at 512 x NY x 512, NY = 512 and 768, on this GPU (l2-plane/).
+    for ny in 512 768; do
+      RAW=l2-plane/raw run star3d_r4-f64-512x${ny}x512$x star3d_r4-f64-512x${ny}x512 "$m" \
+        512,$ny,512 "$STAR" --dtype f64
+      SWEEPS="$SWEEPS star3d_r4-f64-512x${ny}x512$x"
+    done
   fi
 }
 sweeps "$M" ""
