@@ -41,6 +41,53 @@ pub fn piecewise_linear(points: impl IntoIterator<Item = (f64, f64)>, x: f64) ->
     Some(prev.1)
 }
 
+/// Up to `N` points `(x, y)` of a measured curve, x rising, checked once when made: the storage
+/// of [`ReuseMisses`] and [`InterleaveShares`] (`Copy`, so that `CacheParams` stays `Copy`).
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Points<const N: usize> {
+    /// The first `len` are used.
+    points: [(f64, f64); N],
+    len: usize,
+}
+
+impl<const N: usize> Default for Points<N> {
+    fn default() -> Self {
+        Points {
+            points: [(0.0, 0.0); N],
+            len: 0,
+        }
+    }
+}
+
+impl<const N: usize> Points<N> {
+    /// `points`: at most `N`, each `valid` (else the error `invalid`), x rising (`x_name` names
+    /// it in the error).
+    fn new(
+        points: &[(f64, f64)],
+        valid: impl Fn(f64, f64) -> bool,
+        invalid: &str,
+        x_name: &str,
+    ) -> Result<Self, String> {
+        if points.len() > N {
+            return Err(format!("{} points, at most {N}", points.len()));
+        }
+        if !points.iter().all(|&(x, y)| valid(x, y)) {
+            return Err(invalid.into());
+        }
+        if points.windows(2).any(|w| w[0].0 >= w[1].0) {
+            return Err(format!("{x_name} must rise from point to point"));
+        }
+        let mut c = Points::default();
+        c.points[..points.len()].copy_from_slice(points);
+        c.len = points.len();
+        Ok(c)
+    }
+
+    fn as_slice(&self) -> &[(f64, f64)] {
+        &self.points[..self.len]
+    }
+}
+
 /// Most points of a [`ReuseMisses`] curve.
 pub const REUSE_POINTS: usize = 16;
 
@@ -50,42 +97,29 @@ pub const REUSE_POINTS: usize = 16;
 /// Empty: L2 is an LRU cache of `CacheParams::l2_bytes` (a step).
 #[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
 #[serde(try_from = "Vec<(f64, f64)>", into = "Vec<(f64, f64)>")]
-pub struct ReuseMisses {
-    /// `(bytes, share)`, bytes rising; the first `len` are used.
-    points: [(f64, f64); REUSE_POINTS],
-    len: usize,
-}
+pub struct ReuseMisses(Points<REUSE_POINTS>);
 
 impl ReuseMisses {
     /// The curve through `points` (`(bytes, share)`): at most [`REUSE_POINTS`], bytes rising from
     /// 0 up, shares from 0 to 1.
     pub fn new(points: &[(f64, f64)]) -> Result<ReuseMisses, String> {
-        if points.len() > REUSE_POINTS {
-            return Err(format!("{} points, at most {REUSE_POINTS}", points.len()));
-        }
-        if points
-            .iter()
-            .any(|p| p.0.is_nan() || p.0 < 0.0 || !(0.0..=1.0).contains(&p.1))
-        {
-            return Err("distances must be at least 0 and shares from 0 to 1".into());
-        }
-        if points.windows(2).any(|w| w[0].0 >= w[1].0) {
-            return Err("distances must rise from point to point".into());
-        }
-        let mut c = ReuseMisses::default();
-        c.points[..points.len()].copy_from_slice(points);
-        c.len = points.len();
-        Ok(c)
+        Points::new(
+            points,
+            |bytes, share| bytes >= 0.0 && (0.0..=1.0).contains(&share),
+            "distances must be at least 0 and shares from 0 to 1",
+            "distances",
+        )
+        .map(ReuseMisses)
     }
 
     /// The measured share at a reuse distance of `bytes`; `None` without a curve.
     pub fn share_at(&self, bytes: f64) -> Option<f64> {
-        piecewise_linear(self.points[..self.len].iter().copied(), bytes)
+        piecewise_linear(self.0.as_slice().iter().copied(), bytes)
     }
 
     /// Whether there is no curve (L2 is then a step at its capacity).
     pub fn is_empty(&self) -> bool {
-        self.len == 0
+        self.0.len == 0
     }
 }
 
@@ -98,42 +132,26 @@ pub const INTERLEAVE_POINTS: usize = 8;
 /// points, flat beyond them. Empty: every resident warp (lockstep).
 #[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
 #[serde(try_from = "Vec<(f64, f64)>", into = "Vec<(f64, f64)>")]
-pub struct InterleaveShares {
-    /// `(lines per load instruction, share)`, lines rising; the first `len` are used.
-    points: [(f64, f64); INTERLEAVE_POINTS],
-    len: usize,
-}
+pub struct InterleaveShares(Points<INTERLEAVE_POINTS>);
 
 impl InterleaveShares {
     /// The curve through `points` (`(lines, share)`): at most [`INTERLEAVE_POINTS`], lines rising
     /// from 1 up, shares above 0 and at most 1.
     pub fn new(points: &[(f64, f64)]) -> Result<InterleaveShares, String> {
-        if points.len() > INTERLEAVE_POINTS {
-            return Err(format!(
-                "{} points, at most {INTERLEAVE_POINTS}",
-                points.len()
-            ));
-        }
-        if points
-            .iter()
-            .any(|p| p.0.is_nan() || p.0 < 1.0 || !(p.1 > 0.0 && p.1 <= 1.0))
-        {
-            return Err("lines must be at least 1 and shares above 0 and at most 1".into());
-        }
-        if points.windows(2).any(|w| w[0].0 >= w[1].0) {
-            return Err("lines must rise from point to point".into());
-        }
-        let mut c = InterleaveShares::default();
-        c.points[..points.len()].copy_from_slice(points);
-        c.len = points.len();
-        Ok(c)
+        Points::new(
+            points,
+            |lines, share| lines >= 1.0 && share > 0.0 && share <= 1.0,
+            "lines must be at least 1 and shares above 0 and at most 1",
+            "lines",
+        )
+        .map(InterleaveShares)
     }
 
     /// The share at `lines` per load instruction; 1 without a curve.
     pub fn share(&self, lines: f64) -> f64 {
         let log2 = |l: f64| l.max(1.0).log2();
         piecewise_linear(
-            self.points[..self.len].iter().map(|&(l, s)| (log2(l), s)),
+            self.0.as_slice().iter().map(|&(l, s)| (log2(l), s)),
             log2(lines),
         )
         .unwrap_or(1.0)
@@ -152,7 +170,7 @@ impl TryFrom<Vec<(f64, f64)>> for InterleaveShares {
 /// Written as its list of points.
 impl From<InterleaveShares> for Vec<(f64, f64)> {
     fn from(c: InterleaveShares) -> Vec<(f64, f64)> {
-        c.points[..c.len].to_vec()
+        c.0.as_slice().to_vec()
     }
 }
 
@@ -168,7 +186,7 @@ impl TryFrom<Vec<(f64, f64)>> for ReuseMisses {
 /// Written as its list of points.
 impl From<ReuseMisses> for Vec<(f64, f64)> {
     fn from(c: ReuseMisses) -> Vec<(f64, f64)> {
-        c.points[..c.len].to_vec()
+        c.0.as_slice().to_vec()
     }
 }
 
