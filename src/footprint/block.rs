@@ -135,9 +135,6 @@ impl Prepared {
 #[derive(Debug, Default)]
 pub(crate) struct BlockScratch {
     unions: Option<Unions>,
-    /// The representative block's L1 re-fetches of the current configuration (total, by
-    /// step), found by the pass before the link search (see [`BlockScratch::run`]).
-    l1_found: Option<(f64, Vec<super::rows::Refetch>)>,
     /// [`step_fetch_ratio`] per block width and x-fold (valid for `unions`' key).
     step_ratios: HashMap<(usize, usize), f64>,
     /// Per tile and line size (valid for `unions`' key).
@@ -1167,8 +1164,16 @@ impl BlockScratch {
     }
 
     /// The sectors (weighted) the representative block fetches from L2 again after L1 evicted
-    /// them, from its line touches (see the comments at the call in [`BlockScratch::run`]);
-    /// `RowPass::refetches` keeps them by step.
+    /// them, from its line touches; `RowPass::refetches` keeps them by step.
+    ///
+    /// A line touched again after `g` load steps has seen what the resident blocks touched in
+    /// between: the `g - 1` steps between and parts of the two steps it is touched in, whose sum
+    /// is spread as that of two uniform positions (triangular on 0..2 steps). Their distinct
+    /// lines are the working set of that window (Denning's, interpolated between whole steps),
+    /// not the steps' lines added up: the lines of the two parts are mostly those of the steps
+    /// between too. The line is evicted where the window is longer than the one whose working
+    /// set fills the block's share of L1. With set conflicts (`ways` > 0) the line is lost where
+    /// `ways` of the window's lines fell into its set (see `conflict_evictions`).
     fn l1_refetches(
         &mut self,
         prog: &MemoryProgram,
@@ -1350,7 +1355,9 @@ impl BlockScratch {
         // theirs in L1, and lose the reuse): bench/results/h100/counters/README.md, "L2 last
         // sees a sector at its last re-fetch".
         self.pass.last_seen.clear();
-        self.l1_found = None;
+        // The representative's re-fetches (total, by step): the search's own pass over the same
+        // rows records the same line touches, so these are its re-fetches too.
+        let mut l1_found = None;
         if l1_overflows {
             let rows = std::mem::take(&mut self.rows);
             self.pass.skip_links = true;
@@ -1374,9 +1381,7 @@ impl BlockScratch {
             if let Some(seen) = self.pass.last_seen_steps() {
                 self.pass.last_seen = seen;
             }
-            // The search's pass over the same rows records the same line touches: its
-            // re-fetches are these.
-            self.l1_found = Some((refetched, std::mem::take(&mut self.pass.refetched)));
+            l1_found = Some((refetched, std::mem::take(&mut self.pass.refetched)));
             self.pass.reset(steps);
         }
         let rows = std::mem::take(&mut self.rows);
@@ -1476,25 +1481,10 @@ impl BlockScratch {
             self.rows = rows;
         }
 
-        // L1: the working set of the representative block decides which reuse gaps evict.
+        // L1: the representative's re-fetches, found before the link search (`l1_refetches`).
         let mut refetch_ratio = 0.0;
-        if l1_overflows {
-            // A line touched again after `g` load steps has seen what the resident blocks touched
-            // in between: the `g - 1` steps between and parts of the two steps it is touched in,
-            // whose sum is spread as that of two uniform positions (triangular on 0..2 steps).
-            // Their distinct lines are the working set of that window (Denning's, interpolated
-            // between whole steps), not the steps' lines added up: the lines of the two parts are
-            // mostly those of the steps between too. The line is evicted where the window is
-            // longer than the one whose working set fills the block's share of L1.
-            // With set conflicts (`ways` > 0) the line is lost where `ways` of the window's lines
-            // fell into its set (see `conflict_evictions`).
-            let refetched = match self.l1_found.take() {
-                Some((refetched, found)) => {
-                    self.pass.refetched = found;
-                    refetched
-                }
-                None => self.l1_refetches(prog, p, &is_load, rep_weight, resident, load_steps),
-            };
+        if let Some((refetched, found)) = l1_found {
+            self.pass.refetched = found;
             if rep_sectors > 0.0 {
                 refetch_ratio = refetched / rep_weight / rep_sectors;
             }
