@@ -578,7 +578,7 @@ pub(crate) struct RowPass {
     /// Sectors first touched per step (index), and re-fetched per (first step, step), as
     /// [`RowPass::refetches`] finds them: what [`RowPass::last_seen_steps`] is made of.
     first_sectors: Vec<f64>,
-    refetched_since: HashMap<(u32, u32), f64>,
+    refetched_since: HashMap<(u32, u32), f64, BuildHasherDefault<IntHasher>>,
     /// Per step of a first touch, the step L2 last sees the sector at (its block's last
     /// re-fetch of it, as expected); empty: the first touch itself. Set by the caller for the
     /// link search (see [`RowPass::last_seen_steps`]).
