@@ -31,7 +31,8 @@
 //! measured share instead). That volume is counted from real
 //! positions: every block of a wave streams the average block's L2 accesses (first touches per
 //! step, store instructions, re-fetches); a sector accessed several times inside the window counts
-//! once, so the links lying inside the window are subtracted. Re-fetches are linked within their
+//! once, so the links lying inside the window are subtracted. A written sector counts as the
+//! machine's `l2_store_weight` read ones (written data takes more of L2's room). Re-fetches are linked within their
 //! block only, so they stream at the wave's distinct share of the sectors. The reuse total is exact
 //! (`Σ footprints - G`); the links of the sampled rows say how it splits by distance.
 //!
@@ -1494,8 +1495,12 @@ impl BlockScratch {
         // L2: the stream of L2 accesses of the average block, per step: first touches, store
         // instructions' sectors and re-fetches.
         let avg_loads = all_footprints / nblocks as f64;
-        // Every store instruction's sectors go to L2; a sector written again is a link.
-        let avg_stores = l2_store_sectors / nblocks as f64;
+        // Every store instruction's sectors go to L2; a sector written again is a link. A
+        // written sector takes the room of `l2_store_weight` read ones in L2 (measured: reused
+        // data is lost as much earlier as written data weighs more, `bench/l2-traffic.py` set
+        // `wcapacity`), so the window's volume counts it so.
+        let store_weight = p.l2_store_weight;
+        let avg_stores = store_weight * l2_store_sectors / nblocks as f64;
         let first_total: f64 = self.pass.first_touch.iter().sum();
         let store_slots = prog
             .instructions
@@ -1585,7 +1590,12 @@ impl BlockScratch {
             );
         }
         for c in &self.pass.write_pairs {
-            win.add(c.m, c.then as usize, c.now as usize, c.sectors);
+            win.add(
+                c.m,
+                c.then as usize,
+                c.now as usize,
+                c.sectors * store_weight,
+            );
         }
         win.finish();
         let l2 = p.l2_bytes as f64 / s as f64;

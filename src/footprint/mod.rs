@@ -218,6 +218,10 @@ pub struct CacheParams {
     /// of a step at `l2_bytes` (the simulator's LRU L2 keeps `l2_bytes`).
     #[serde(default)]
     pub l2_reuse_misses: ReuseMisses,
+    /// The L2 room a written sector takes in the distance of a reuse, in sectors of read data
+    /// (see `MachineModel::l2_store_weight`; 1: as read data).
+    #[serde(default = "crate::machine::unit_weight")]
+    pub l2_store_weight: f64,
     /// The share of the resident warps that interleave with a warp's burst of loads, by lines
     /// per load instruction, for this launch (empty: all of them, lockstep).
     #[serde(default)]
@@ -269,6 +273,7 @@ impl CacheParams {
             l1_set_ways: machine.l1_conflict_ways,
             l2_bytes: machine.l2_effective_bytes,
             l2_reuse_misses: machine.l2_reuse_curve(),
+            l2_store_weight: machine.l2_store_weight,
             l1_interleave: machine.l1_interleave_at(
                 threads_per_block.div_ceil(machine.warp_size.max(1)) * blocks_per_sm,
                 l1_bytes,
@@ -314,6 +319,12 @@ impl CacheParams {
             return bad(format!(
                 "partial_store_loss ({}) must be a share from 0 to 1",
                 self.partial_store_loss
+            ));
+        }
+        if !(1.0..=8.0).contains(&self.l2_store_weight) {
+            return bad(format!(
+                "l2_store_weight ({}) must be from 1 to 8",
+                self.l2_store_weight
             ));
         }
         if self.line_bytes > 4096 {

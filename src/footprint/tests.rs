@@ -15,6 +15,7 @@ fn big() -> CacheParams {
         l1_set_ways: 0,
         l2_bytes: 256 << 20,
         l2_reuse_misses: Default::default(),
+        l2_store_weight: 1.0,
         l1_interleave: Default::default(),
         sector_bytes: 32,
         dram_fetch_bytes: 32,
@@ -1012,4 +1013,42 @@ fn l2_sees_a_sector_at_its_last_refetch() {
     let kept = at([64, 4, 1], [1, 1, 4], 6);
     assert!(late.dram_load < 9.5, "{late:?}");
     assert!(kept.dram_load > 10.5, "{kept:?}");
+}
+
+/// Written data takes more L2 room than read data (`MachineModel::l2_store_weight`): with the
+/// H100's measured reuse curve, star3d_r4 f64 64×4×1 fold 1×1×4 at 512³ (6 blocks per SM, as
+/// the counter sweeps ran it) loses its z-reuses at distances where as many written bytes as read
+/// ones weigh 1.67 each. Measured 10.4 B/LUP DRAM load (`bench/results/h100/counters/`,
+/// `star3d_r4-f64-512-top`); the curve with stores weighed as reads gives 8.9.
+#[test]
+fn written_data_takes_more_l2_room() {
+    let k = star_r4_f64();
+    let d = Domain::new3(512, 512, 512);
+    let mut m = crate::spec::load_machine("h100-sxm").unwrap();
+    m.l2_reuse_misses = vec![
+        (0.0, 0.0),
+        (24.0, 0.004),
+        (28.0, 0.076),
+        (32.0, 0.130),
+        (36.0, 0.263),
+        (40.0, 0.465),
+        (44.0, 0.784),
+        (48.0, 0.972),
+        (56.0, 0.998),
+        (64.0, 1.0),
+    ];
+    let c = LaunchConfig::new([64, 4, 1], [1, 1, 4]);
+    let at = |weight: f64| {
+        let mut p = CacheParams::from_machine(&m, c.threads(), 6);
+        p.l2_store_weight = weight;
+        data_volumes(&k, &d, &c, &p).unwrap()
+    };
+    let (read, written) = (at(1.0), at(1.67));
+    assert!(read.dram_load < 9.4, "{read:?}");
+    assert!((written.dram_load / 10.4 - 1.0).abs() < 0.1, "{written:?}");
+    // The stores themselves are what they are.
+    assert_eq!(read.dram_store, written.dram_store);
+    let mut p = CacheParams::from_machine(&m, c.threads(), 6);
+    p.l2_store_weight = 0.5;
+    assert!(data_volumes(&k, &d, &c, &p).is_err());
 }

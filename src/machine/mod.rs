@@ -22,6 +22,11 @@ pub fn preset_text(name: &str) -> Option<&'static str> {
     PRESETS.iter().find(|(n, _)| *n == name).map(|(_, t)| *t)
 }
 
+/// The weight of data that takes the room of read data (serde's default for the store weights).
+pub(crate) fn unit_weight() -> f64 {
+    1.0
+}
+
 /// A reuse-miss curve of `(MiB, share)` points in bytes, checked as
 /// [`crate::footprint::ReuseMisses::new`] checks it.
 pub fn reuse_curve_in_bytes(mib: &[(f64, f64)]) -> Result<crate::footprint::ReuseMisses, String> {
@@ -114,6 +119,10 @@ pub struct MachineModel {
     /// not measured (L2 is then a step at `l2_effective_bytes`).
     #[serde(default)]
     pub l2_reuse_misses: Vec<(f64, f64)>,
+    /// The L2 room a written sector takes, in sectors of read data, in the distances the reuse
+    /// misses are read at (`bench/l2-traffic.py`, set `wcapacity`); 1 where not measured.
+    #[serde(default = "unit_weight")]
+    pub l2_store_weight: f64,
     /// Sector size (transfer granularity between L1 and L2, L2 and DRAM).
     pub sector_bytes: usize,
     /// What L2 reads from DRAM on a read miss: the aligned group of sectors of this size around

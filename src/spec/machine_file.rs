@@ -201,7 +201,7 @@ const FIGURES: [(&str, &str, f64, f64, bool); 26] = [
 
 /// Figures a file may leave out, and the value they then take: (key, meaning, minimum, maximum,
 /// integer?, default).
-const OPTIONAL_FIGURES: [(&str, &str, f64, f64, bool, f64); 3] = [
+const OPTIONAL_FIGURES: [(&str, &str, f64, f64, bool, f64); 4] = [
     (
         "l1_conflict_ways",
         "L1 ways that lines spread over sets compete in, 0 for one fully associative LRU",
@@ -225,6 +225,14 @@ const OPTIONAL_FIGURES: [(&str, &str, f64, f64, bool, f64); 3] = [
         16777216.0,
         true,
         0.0,
+    ),
+    (
+        "l2_store_weight",
+        "the L2 room a written byte takes, in bytes of read data (1 where not measured)",
+        1.0,
+        8.0,
+        false,
+        1.0,
     ),
 ];
 
@@ -528,6 +536,7 @@ pub fn parse_machine(text: &str, file: &str) -> Result<MachineModel, MachineErro
         l2_bytes: u("l2_bytes"),
         l2_effective_bytes: u("l2_effective_bytes"),
         l2_reuse_misses,
+        l2_store_weight: f("l2_store_weight"),
         sector_bytes: u("sector_bytes"),
         l2_fetch_bytes: match u("l2_fetch_bytes") {
             0 => u("sector_bytes"),
@@ -753,6 +762,32 @@ mod tests {
         )
         .unwrap();
         assert_eq!(m.l2_fetch_bytes, 32);
+        // The L2 room of written data: 1 without the figure, else from 1 to 8, with a source.
+        assert_eq!(parse_machine(text, "m.toml").unwrap().l2_store_weight, 1.0);
+        let weighted = text
+            .replace(
+                "sector_bytes = 32\n",
+                "sector_bytes = 32\nl2_store_weight = 1.67\n",
+            )
+            .replace(
+                "sector_bytes = \"datasheet\"\n",
+                "sector_bytes = \"datasheet\"\nl2_store_weight = \"measured\"\n",
+            );
+        let m = parse_machine(&weighted, "m.toml").unwrap();
+        assert_eq!(m.l2_store_weight, 1.67);
+        let at = weighted
+            .lines()
+            .position(|l| l == "l2_store_weight = 1.67")
+            .unwrap()
+            + 1;
+        for bad in ["0.5", "9.0", "\"heavy\""] {
+            let t = weighted.replace(
+                "l2_store_weight = 1.67",
+                &format!("l2_store_weight = {bad}"),
+            );
+            assert_refused(&t, at, "a number from 1 to 8", bad);
+        }
+        assert_needs_source(&weighted, "l2_store_weight");
         // The loss of partly written sectors: rising warps, shares from 0 to 1, with a source.
         let line = text
             .lines()

@@ -187,6 +187,7 @@ pub fn params(l2_bytes: usize) -> CacheParams {
         l1_set_ways: 0,
         l2_bytes,
         l2_reuse_misses: Default::default(),
+        l2_store_weight: 1.0,
         // The simulator's issue orders are its own; the visitor's burst share is not compared.
         l1_interleave: Default::default(),
         sector_bytes: 32,
