@@ -47,6 +47,15 @@ sweeps() {
   run star3d_r4-f64-carveout0$x star3d_r4-f64-carveout0 "$m" 256,256,256 "$STAR" --dtype f64
   SWEEPS="$SWEEPS star3d_r4-f64$x box3d_r1-f32$x d3q19_srt_pull-soa$x d3q19_srt_pull-aos$x
     star3d_r4-f64-768$x star3d_r4-f64-carveout100$x star3d_r4-f64-carveout0$x"
+  # The configurations the ranking's candidate models choose among at the timed sweeps' 512^3
+  # (each model's top 3 and the 5 fastest measured, contested/raw/KERNEL-DTYPE-configs.txt),
+  # the same lists on both GPUs.
+  for kt in star3d_r4:f64 star3d_r4:f32 box3d_r1:f32 star3d_r1:f64; do
+    local k=${kt%%:*} t=${kt##*:}
+    RAW=contested/raw run $k-$t-512-contested$x $k-$t-512-contested "$m" 512,512,512 \
+      "$HERE/stencils/$k.toml" --dtype $t
+    SWEEPS="$SWEEPS $k-$t-512-contested$x"
+  done
   if [ "$GPU" = h100 ]; then
     # An out-of-sample AoS sweep taken after the partly-written-sector rule (seed 7 and 8
     # unfolded blocks of 4 to 32 warps, raw/d3q19_srt_pull-aos-oos-extra.txt); the top 6 of
