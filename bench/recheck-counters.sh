@@ -95,8 +95,8 @@ if [ "$GPU" = h200 ]; then
   run star3d_r4-f64-768-full-l2 star3d_r4-f64-768 "$HERE/bench/counters/h200-full-l2.toml" 768,768,64 "$STAR" --dtype f64
   SWEEPS="$SWEEPS star3d_r4-f64-768-full-l2"
 fi
-# Every sweep again with L2's measured misses by reuse distance in place of the step (an
-# experiment file: the presets keep the step).
+# Every sweep again with L2's measured misses by reuse distance in place of the step and the
+# measured L2 room of written data (an experiment file: the presets keep the step).
 sweeps "$HERE/bench/counters/$GPU-reuse-curve.toml" -reuse-curve
 python3 - "$OUT" $SWEEPS <<'EOF'
 import json, sys
@@ -114,4 +114,26 @@ for f in sys.argv[2:]:
         cells.append(f"{e['within_tolerance']*100:3.0f}% {e['median_abs']*100:5.1f}/"
                      f"{e['p90_abs']*100:5.1f}/{e['max_abs']*100:6.1f}")
     print(f"{f:38} {len(s['records']):3}  " + "  ".join(f"{c:>27}" for c in cells))
+
+
+def within(name, level):
+    """Configurations of sweep `name` whose `level` is within ±10 %, and all of them."""
+    recs = json.load(open(out / f"{name}.json"))["records"]
+    i = LEVELS.index(level)
+    return sum(1 for r in recs if r["errors"][i] is not None and abs(r["errors"][i]) <= 0.1), len(recs)
+
+
+# Totals: every sweep with the preset, and the sweeps both the preset and the experiment file
+# re-analysed (the experiment file skips some), each way.
+names = sys.argv[2:]
+curve = [n for n in names if n.endswith("-reuse-curve")]
+preset = [n for n in names if n not in curve]
+both = [n for n in preset if n + "-reuse-curve" in curve]
+for label, group in [("all sweeps, preset", preset), ("both variants, preset", both),
+                     ("both variants, experiment file", [n + "-reuse-curve" for n in both])]:
+    cells = []
+    for lv in ("l2_load", "dram_load", "dram_store"):
+        k, n = map(sum, zip(*(within(g, lv) for g in group)))
+        cells.append(f"{lv} {k} of {n} ({100 * k / n:.0f} %)")
+    print(f"{label:32} " + ", ".join(cells))
 EOF
