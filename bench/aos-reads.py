@@ -1,0 +1,220 @@
+#!/usr/bin/env python3
+"""Why the D3Q19 AoS tiles folded 4 points or more miss L2 on nearly every read (issue 8).
+
+In the committed AoS counter sweeps, tiles with 4 or more folded points read up to 2.5 times the
+estimated DRAM load, their L2 read lookup misses reaching 70-144 % of the L2 reads, while the
+visitor keeps the reuses 1 to 6 steps apart (neighbouring blocks' loads of one record's
+components) at 3-17 MiB (bench/results/h100/counters/README.md, "D3Q19 AoS folded"). This takes
+the kernels apart. For each configuration it emits the CUDA twin of `d3q19_srt_pull_aos` and
+launches, under Nsight Compute (caches flushed before each launch, `--clock-control none`):
+
+- `orig`: the twin as emitted (19 one-word stores per point into 76-byte records, partly
+  written sectors until the neighbouring words arrive);
+- `soa`: the same loads and arithmetic, every store redirected to the same cell of a
+  structure-of-arrays output (component c of cell i at c·cells + i): a warp's stores fill whole
+  sectors, nothing is partly written;
+- `nostore`: the same loads and arithmetic, the 19 values of each point summed into a register
+  and one word stored per thread at the end: hardly any write traffic.
+
+If the read misses fall in `soa` and `nostore`, the stores take the reads' place in L2 (written
+data's room, or the limit on partly written sectors); if they stay, the loads' own pattern does.
+Every launch is checked: `orig` and `soa` against a reference evaluated from the formula printed
+in the source (float64, on a slab of 8 planes), `nostore` by the sum of its words against the sum
+of `orig`'s output (relative 1e-4).
+
+usage (GPU, CuPy, ncu, the stencilscope binary):
+  bench/aos-reads.py measure BIN OUT.json
+  bench/aos-reads.py summary OUT.json
+"""
+import json
+import os
+import re
+import subprocess
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from benchlib import number, parse_twin, profile_plan, provenance  # noqa: E402
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+KERNEL = os.path.join(HERE, "counters", "d3q19_srt_pull_aos.toml")
+DOMAIN = "256,256,256"
+COMPONENTS = 19
+# The worst folded tiles of the H100 AoS sweeps (DRAM load estimated / measured in B/LUP), and two
+# unfolded controls estimated within ±10 %.
+PLAN = [
+    ((4, 1, 32), (2, 2, 1)),    # 194 / 305
+    ((1, 2, 32), (4, 2, 1)),    # 283 / 698
+    ((128, 2, 2), (2, 2, 4)),   # 214 / 360
+    ((32, 2, 2), (1, 4, 1)),    # 134 / 199
+    ((32, 1, 8), (2, 2, 4)),    # 182 / 240
+    ((128, 1, 1), (1, 1, 1)),   # 131 / 126
+    ((16, 4, 16), (1, 1, 1)),   # 135 / 131
+]
+VARIANTS = ("orig", "soa", "nostore")
+METRICS = [
+    "dram__bytes_read.sum",
+    "dram__bytes_write.sum",
+    "lts__t_sectors_srcunit_tex_op_read.sum",
+    "lts__t_sectors_srcunit_tex_op_read_lookup_miss.sum",
+    "lts__t_sectors_srcunit_tex_op_write.sum",
+    "lts__d_sectors_fill_device.sum",
+    "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum",
+    "gpu__time_duration.sum",
+]
+STORE = re.compile(r"fld_dst\[base_dst \+ (\d+)\] = (.*);")
+# The slab the reference is evaluated on: 8 planes of interior cells from z = 1.
+SLAB = 8
+
+
+def emit(binary, block, fold):
+    cmd = [binary, "emit", KERNEL, "--target", "cuda", "--block", ",".join(map(str, block)),
+           "--fold", ",".join(map(str, fold)), "--domain", DOMAIN]
+    src = subprocess.run(cmd, capture_output=True, text=True, check=True).stdout
+    return (src, *parse_twin(src))
+
+
+def variant(src, which, cells):
+    """The source of a variant (see the module text); `cells` is the grid's cell count."""
+    if which == "orig":
+        return src
+    stores = STORE.findall(src)
+    if len(stores) % COMPONENTS != 0 or not stores:
+        sys.exit(f"expected stores of {COMPONENTS} components, found {len(stores)}")
+    if which == "soa":
+        # base_dst and every offset's cell part are multiples of the record (19 words).
+        def soa(m):
+            k = int(m.group(1))
+            c = k % COMPONENTS
+            return (f"fld_dst[{c}L * {cells}L + (long)((base_dst + {k - c}) / {COMPONENTS})]"
+                    f" = {m.group(2)};")
+        return STORE.sub(soa, src)
+    # nostore: the kernel's stores summed into `acc`, one word per thread at the end.
+    out = STORE.sub(lambda m: f"acc += {m.group(2)};", src)
+    out = out.replace("const int base_dst", "float acc = 0.0f;\n    const int base_dst", 1)
+    tid = ("(((long)blockIdx.z * gridDim.y + blockIdx.y) * gridDim.x + blockIdx.x) * "
+           "(blockDim.x * blockDim.y * blockDim.z) + (threadIdx.z * blockDim.y + threadIdx.y) * "
+           "blockDim.x + threadIdx.x")
+    end = out.rstrip().rfind("}")
+    return out[:end] + f"    fld_dst[{tid}] = acc;\n}}\n"
+
+
+def formula(src):
+    """The kernel's formula as Python statements over `S(dx, dy, dz, c)` (the input's component c
+    at the neighbour) and `FMA`, with the outputs assigned to `OUT[c]`."""
+    lines = []
+    for lhs, rhs in re.findall(r"^//   (\S+) = (.*)$", src, re.M):
+        rhs = re.sub(r"src\[(-?\d+),(-?\d+),(-?\d+)\]\((\d+)\)", r"S(\1, \2, \3, \4)", rhs)
+        rhs = rhs.replace("fma(", "FMA(")
+        out = re.fullmatch(r"dst\[0,0,0\]\((\d+)\)", lhs)
+        lines.append(f"OUT[{out.group(1)}] = {rhs}" if out else f"{lhs} = {rhs}")
+    return "\n".join(lines)
+
+
+def reference(cp, u, src):
+    """The outputs on the slab (component, z, y, x), float64, from the formula in `src`; `u` is
+    the input as (z, y, x, component) with one ghost layer."""
+    n = [s - 2 for s in u.shape[:3]]
+
+    def S(dx, dy, dz, c):
+        return u[1 + dz:1 + dz + SLAB, 1 + dy:1 + dy + n[1], 1 + dx:1 + dx + n[2], c].astype(
+            cp.float64)
+
+    env = {"S": S, "FMA": lambda a, b, c: a * b + c, "OUT": {}}
+    exec(formula(src), env)
+    return cp.stack([env["OUT"][c] for c in range(COMPONENTS)])
+
+
+def launch(plan_path):
+    import cupy as cp
+
+    ref_sum = {}
+    for pt in json.load(open(plan_path))["points"]:
+        ext = pt["ext"]
+        cells = ext[0] * ext[1] * ext[2]
+        rng = cp.random.default_rng(1)
+        # Populations near 1/19 each, so that rho is near 1.
+        u = (0.04 + 0.02 * rng.random((ext[2], ext[1], ext[0], COMPONENTS),
+                                      dtype=cp.float64)).astype(cp.float32)
+        v = cp.zeros(cells * COMPONENTS, dtype=cp.float32)
+        kern = cp.RawKernel(pt["source"], pt["name"])
+        kern(tuple(pt["grid"]), tuple(pt["block"]), (u, v))
+        cp.cuda.runtime.deviceSynchronize()
+        what = f"{pt['block']} fold {pt['fold']} {pt['variant']}"
+        key = (tuple(pt["block"]), tuple(pt["fold"]))
+        if pt["variant"] == "nostore":
+            got = float(v.sum(dtype=cp.float64))
+            want = ref_sum.get(key)
+            if want is None:
+                sys.exit(f"{what}: launch `orig` first")
+            if not abs(got - want) <= 1e-4 * abs(want):
+                sys.exit(f"{what}: sum {got} against orig's {want}")
+            continue
+        if pt["variant"] == "orig":
+            out = v.reshape(ext[2], ext[1], ext[0], COMPONENTS)
+            slab = cp.moveaxis(out[1:1 + SLAB, 1:-1, 1:-1, :], 3, 0)
+            ref_sum[key] = float(out[1:-1, 1:-1, 1:-1, :].sum(dtype=cp.float64))
+        else:
+            out = v.reshape(COMPONENTS, ext[2], ext[1], ext[0])
+            slab = out[:, 1:1 + SLAB, 1:-1, 1:-1]
+        ref = reference(cp, u, pt["source"])
+        err = float(cp.max(cp.abs(slab - ref)) / cp.max(cp.abs(ref)))
+        if not err <= 1e-5:
+            sys.exit(f"{what}: result differs from the reference ({err:.2e})")
+        del u, v
+
+
+def measure(binary, out_path):
+    import cupy as cp
+
+    points = []
+    for block, fold in PLAN:
+        src, grid, ext, name = emit(binary, block, fold)
+        cells = ext[0] * ext[1] * ext[2]
+        for which in VARIANTS:
+            points.append({"block": list(block), "fold": list(fold), "variant": which,
+                           "grid": grid, "ext": ext, "name": name,
+                           "source": variant(src, which, cells)})
+    rows, _ = profile_plan(__file__, points, sorted({p["name"] for p in points}), METRICS)
+    results = []
+    for pt, row in zip(points, rows):
+        pt = {k: v for k, v in pt.items() if k != "source"}
+        pt["counters"] = {k: number(row[k]) for k in METRICS}
+        results.append(pt)
+    dom = [int(d) for d in DOMAIN.split(",")]
+    json.dump({**provenance(cp), "domain": dom, "results": results}, open(out_path, "w"),
+              indent=1)
+
+
+def summary(path):
+    d = json.load(open(path))
+    updates = d["domain"][0] * d["domain"][1] * d["domain"][2]
+    print(f"# D3Q19 AoS reads with the stores taken apart, on the {d['device']} (issue 8)\n")
+    print(f"Measured {d['date'][:10]}, driver {d['driver']}, commit {d['commit']}, domain "
+          f"{'×'.join(map(str, d['domain']))}. B/LUP; `miss` is the L2 read lookup misses over "
+          "the L2 reads.\n")
+    print("| block | fold | variant | L1 ld | L2 rd | L2 rd miss | miss | L2 wr | fills | DRAM rd | "
+          "DRAM wr | time µs |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
+    for r in d["results"]:
+        c = {k: v / updates for k, v in r["counters"].items()}
+        rd = 32 * c["lts__t_sectors_srcunit_tex_op_read.sum"]
+        miss = 32 * c["lts__t_sectors_srcunit_tex_op_read_lookup_miss.sum"]
+        print(f"| {'×'.join(map(str, r['block']))} | {'×'.join(map(str, r['fold']))} | "
+              f"{r['variant']} | {32 * c['l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum']:.1f} | "
+              f"{rd:.1f} | {miss:.1f} | {miss / rd:.2f} | "
+              f"{32 * c['lts__t_sectors_srcunit_tex_op_write.sum']:.1f} | "
+              f"{32 * c['lts__d_sectors_fill_device.sum']:.1f} | "
+              f"{c['dram__bytes_read.sum']:.1f} | {c['dram__bytes_write.sum']:.1f} | "
+              f"{r['counters']['gpu__time_duration.sum'] / 1e3:.0f} |")
+
+
+if __name__ == "__main__":
+    a = sys.argv[1:]
+    if a[:1] == ["launch"] and len(a) == 2:
+        launch(a[1])
+    elif a[:1] == ["measure"] and len(a) == 3:
+        measure(a[1], a[2])
+    elif a[:1] == ["summary"] and len(a) == 2:
+        summary(a[1])
+    else:
+        sys.exit(__doc__)
