@@ -18,12 +18,17 @@ launches, under Nsight Compute (caches flushed before each launch, `--clock-cont
 
 If the read misses fall in `soa` and `nostore`, the stores take the reads' place in L2 (written
 data's room, or the limit on partly written sectors); if they stay, the loads' own pattern does.
+
+The set `layout` takes the loads apart in turn, all as `nostore`: the input's records padded from
+19 to 20 or 32 words (`pad20`, `pad32`: the same cells and components at other addresses, so
+other L2 sets and partitions), and the kernel at one block per SM (`1bps`, a dynamic shared
+allocation of more than half the SM's shared memory: fewer requests in flight).
 Every launch is checked: `orig` and `soa` against a reference evaluated from the formula printed
 in the source (float64, on a slab of 8 planes), `nostore` by the sum of its words against the sum
 of `orig`'s output (relative 1e-4).
 
 usage (GPU, CuPy, ncu, the stencilscope binary):
-  bench/aos-reads.py measure BIN OUT.json
+  bench/aos-reads.py measure BIN OUT.json [stores|layout]
   bench/aos-reads.py summary OUT.json
 """
 import json
@@ -51,6 +56,9 @@ PLAN = [
     ((16, 4, 16), (1, 1, 1)),   # 135 / 131
 ]
 VARIANTS = ("orig", "soa", "nostore")
+# The set `layout`: variant, words per input record, dynamic shared bytes per block.
+LAYOUTS = {"nostore": (19, 0), "pad20": (20, 0), "pad32": (32, 0), "1bps": (19, 120 << 10)}
+LOAD = re.compile(r"fld_src\[base_src \+ (\d+)\]")
 METRICS = [
     "dram__bytes_read.sum",
     "dram__bytes_write.sum",
@@ -75,6 +83,17 @@ def emit(binary, block, fold):
 
 def variant(src, which, cells):
     """The source of a variant (see the module text); `cells` is the grid's cell count."""
+    if which in LAYOUTS and which != "nostore":
+        words = LAYOUTS[which][0]
+        out = variant(src, "nostore", cells)
+        if words != COMPONENTS:
+            # base_src and every offset's cell part are multiples of the record (19 words).
+            def pad(m):
+                k = int(m.group(1))
+                c = k % COMPONENTS
+                return f"fld_src[(long)((base_src + {k - c}) / {COMPONENTS}) * {words}L + {c}]"
+            out = LOAD.sub(pad, out)
+        return out
     if which == "orig":
         return src
     stores = STORE.findall(src)
@@ -131,17 +150,22 @@ def launch(plan_path):
     for pt in json.load(open(plan_path))["points"]:
         ext = pt["ext"]
         cells = ext[0] * ext[1] * ext[2]
+        words, shared = LAYOUTS.get(pt["variant"], (COMPONENTS, 0))
         rng = cp.random.default_rng(1)
-        # Populations near 1/19 each, so that rho is near 1.
-        u = (0.04 + 0.02 * rng.random((ext[2], ext[1], ext[0], COMPONENTS),
-                                      dtype=cp.float64)).astype(cp.float32)
+        # Populations near 1/19 each, so that rho is near 1 (the same values whatever the
+        # padding: the padded words stay zero).
+        u = cp.zeros((ext[2], ext[1], ext[0], words), dtype=cp.float32)
+        u[..., :COMPONENTS] = (0.04 + 0.02 * rng.random((ext[2], ext[1], ext[0], COMPONENTS),
+                                                         dtype=cp.float64)).astype(cp.float32)
         v = cp.zeros(cells * COMPONENTS, dtype=cp.float32)
         kern = cp.RawKernel(pt["source"], pt["name"])
-        kern(tuple(pt["grid"]), tuple(pt["block"]), (u, v))
+        if shared:
+            kern.max_dynamic_shared_size_bytes = shared
+        kern(tuple(pt["grid"]), tuple(pt["block"]), (u, v), shared_mem=shared)
         cp.cuda.runtime.deviceSynchronize()
         what = f"{pt['block']} fold {pt['fold']} {pt['variant']}"
         key = (tuple(pt["block"]), tuple(pt["fold"]))
-        if pt["variant"] == "nostore":
+        if pt["variant"] in LAYOUTS:
             got = float(v.sum(dtype=cp.float64))
             want = ref_sum.get(key)
             if want is None:
@@ -163,14 +187,15 @@ def launch(plan_path):
         del u, v
 
 
-def measure(binary, out_path):
+def measure(binary, out_path, which_set):
     import cupy as cp
 
     points = []
     for block, fold in PLAN:
         src, grid, ext, name = emit(binary, block, fold)
         cells = ext[0] * ext[1] * ext[2]
-        for which in VARIANTS:
+        # `layout` compares against `orig` (launched first: the `nostore` check needs its sum).
+        for which in (VARIANTS if which_set == "stores" else ("orig", *LAYOUTS)):
             points.append({"block": list(block), "fold": list(fold), "variant": which,
                            "grid": grid, "ext": ext, "name": name,
                            "source": variant(src, which, cells)})
@@ -212,8 +237,8 @@ if __name__ == "__main__":
     a = sys.argv[1:]
     if a[:1] == ["launch"] and len(a) == 2:
         launch(a[1])
-    elif a[:1] == ["measure"] and len(a) == 3:
-        measure(a[1], a[2])
+    elif a[:1] == ["measure"] and len(a) in (3, 4) and a[3:] in ([], ["stores"], ["layout"]):
+        measure(a[1], a[2], (a[3:] or ["stores"])[0])
     elif a[:1] == ["summary"] and len(a) == 2:
         summary(a[1])
     else:
