@@ -32,9 +32,10 @@
 //! positions: every block of a wave streams the average block's L2 accesses (first touches per
 //! step, store instructions, re-fetches); a sector accessed several times inside the window counts
 //! once, so the links lying inside the window are subtracted. A written sector counts as the
-//! machine's `l2_store_weight` read ones (written data takes more of L2's room). Re-fetches are linked within their
-//! block only, so they stream at the wave's distinct share of the sectors. The reuse total is exact
-//! (`Σ footprints - G`); the links of the sampled rows say how it splits by distance.
+//! machine's `l2_store_weight` read ones (written data takes more of L2's room). Re-fetches are
+//! linked within their block only, so they stream at the wave's distinct share of the sectors. The
+//! reuse total is exact (`Σ footprints - G`); the links of the sampled rows say how it splits by
+//! distance.
 //!
 //! DRAM store is the distinct sectors written, plus a write for every sector L2 evicts between
 //! two of its writes by different steps or blocks (each part partial, so also read), plus the

@@ -1017,9 +1017,9 @@ fn l2_sees_a_sector_at_its_last_refetch() {
 
 /// Written data takes more L2 room than read data (`MachineModel::l2_store_weight`): with the
 /// H100's measured reuse curve, star3d_r4 f64 64×4×1 fold 1×1×4 at 512³ (6 blocks per SM, as
-/// the counter sweeps ran it) loses its z-reuses at distances where as many written bytes as read
-/// ones weigh 1.67 each. Measured 10.4 B/LUP DRAM load (`bench/results/h100/counters/`,
-/// `star3d_r4-f64-512-top`); the curve with stores weighed as reads gives 8.9.
+/// the counter sweeps ran it) loses more of its z-reuses when each written byte takes the room of
+/// 1.67 read ones, as measured. Its DRAM load was measured at 10.4 B/LUP
+/// (`bench/results/h100/counters/`, `star3d_r4-f64-512-top`); stores weighed as reads give 8.9.
 #[test]
 fn written_data_takes_more_l2_room() {
     let k = star_r4_f64();
