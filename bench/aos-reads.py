@@ -23,12 +23,17 @@ The set `layout` takes the loads apart in turn, all as `nostore`: the input's re
 19 to 20 or 32 words (`pad20`, `pad32`: the same cells and components at other addresses, so
 other L2 sets and partitions), and the kernel at one block per SM (`1bps`, a dynamic shared
 allocation of more than half the SM's shared memory: fewer requests in flight).
+
+The set `occupancy` runs the `nostore` twin of three folded tiles and an unfolded one at 1, 2, 4
+and 8 blocks per SM (a dynamic shared allocation of a 1/N share of the SM's 228 KiB, less the
+1 KiB each block reserves; the natural occupancy where lower), for the visitor's estimate at the
+same blocks per SM (`stencilscope volumes --blocks-per-sm N`).
 Every launch is checked: `orig` and `soa` against a reference evaluated from the formula printed
 in the source (float64, on a slab of 8 planes), `nostore` by the sum of its words against the sum
 of `orig`'s output (relative 1e-4).
 
 usage (GPU, CuPy, ncu, the stencilscope binary):
-  bench/aos-reads.py measure BIN OUT.json [stores|layout]
+  bench/aos-reads.py measure BIN OUT.json [stores|layout|occupancy]
   bench/aos-reads.py summary OUT.json
 """
 import json
@@ -58,6 +63,13 @@ PLAN = [
 VARIANTS = ("orig", "soa", "nostore")
 # The set `layout`: variant, words per input record, dynamic shared bytes per block.
 LAYOUTS = {"nostore": (19, 0), "pad20": (20, 0), "pad32": (32, 0), "1bps": (19, 120 << 10)}
+# The set `occupancy`: the tiles, and the blocks per SM each runs at (`bpsN` variants).
+OCCUPANCY_PLAN = [((4, 1, 32), (2, 2, 1)), ((128, 2, 2), (2, 2, 4)), ((32, 1, 8), (2, 2, 4)),
+                  ((128, 1, 1), (1, 1, 1))]
+BPS = (1, 2, 4, 8)
+SM_SHARED = 228 << 10
+for _n in BPS:
+    LAYOUTS[f"bps{_n}"] = (19, SM_SHARED // _n - (1 << 10) - 256)
 LOAD = re.compile(r"fld_src\[base_src \+ (\d+)\]")
 METRICS = [
     "dram__bytes_read.sum",
@@ -68,6 +80,9 @@ METRICS = [
     "lts__d_sectors_fill_device.sum",
     "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum",
     "gpu__time_duration.sum",
+    # What the launch got (the sets before `occupancy` were measured without these two).
+    "launch__shared_mem_config_size",
+    "sm__warps_active.avg.pct_of_peak_sustained_active",
 ]
 STORE = re.compile(r"fld_dst\[base_dst \+ (\d+)\] = (.*);")
 # The slab the reference is evaluated on: 8 planes of interior cells from z = 1.
@@ -191,11 +206,15 @@ def measure(binary, out_path, which_set):
     import cupy as cp
 
     points = []
-    for block, fold in PLAN:
+    sets = {"stores": (PLAN, VARIANTS),
+            "layout": (PLAN, ("orig", "nostore", "pad20", "pad32", "1bps")),
+            "occupancy": (OCCUPANCY_PLAN, ("orig", *(f"bps{n}" for n in BPS)))}
+    plan, variants = sets[which_set]
+    for block, fold in plan:
         src, grid, ext, name = emit(binary, block, fold)
         cells = ext[0] * ext[1] * ext[2]
-        # `layout` compares against `orig` (launched first: the `nostore` check needs its sum).
-        for which in (VARIANTS if which_set == "stores" else ("orig", *LAYOUTS)):
+        # `orig` is launched first: the checks of the `nostore` forms need its sum.
+        for which in variants:
             points.append({"block": list(block), "fold": list(fold), "variant": which,
                            "grid": grid, "ext": ext, "name": name,
                            "source": variant(src, which, cells)})
@@ -203,7 +222,7 @@ def measure(binary, out_path, which_set):
     results = []
     for pt, row in zip(points, rows):
         pt = {k: v for k, v in pt.items() if k != "source"}
-        pt["counters"] = {k: number(row[k]) for k in METRICS}
+        pt["counters"] = {k: number(row[k]) for k in METRICS if k in row}
         results.append(pt)
     dom = [int(d) for d in DOMAIN.split(",")]
     json.dump({**provenance(cp), "domain": dom, "results": results}, open(out_path, "w"),
@@ -237,7 +256,8 @@ if __name__ == "__main__":
     a = sys.argv[1:]
     if a[:1] == ["launch"] and len(a) == 2:
         launch(a[1])
-    elif a[:1] == ["measure"] and len(a) in (3, 4) and a[3:] in ([], ["stores"], ["layout"]):
+    elif a[:1] == ["measure"] and len(a) in (3, 4) and a[3:] in (
+            [], ["stores"], ["layout"], ["occupancy"]):
         measure(a[1], a[2], (a[3:] or ["stores"])[0])
     elif a[:1] == ["summary"] and len(a) == 2:
         summary(a[1])
