@@ -270,6 +270,30 @@ fn value_tuples<const N: usize>(v: &toml::Value) -> Option<Vec<[&toml::Value; N]
     }
 }
 
+/// The optional table figure `key` (its value `v`): each row of `N` values read by `row` and the
+/// rows together accepted by `accept`, else the error `absurd` saying what would be `valid`; like
+/// every figure it needs a source (`sourced`). Empty where the file leaves it out.
+fn table_figure<const N: usize, T>(
+    v: Option<&Spanned<toml::Value>>,
+    key: &str,
+    valid: &str,
+    row: impl Fn([&toml::Value; N]) -> Option<T>,
+    accept: impl Fn(&[T]) -> bool,
+    absurd: impl Fn(&str, &Spanned<toml::Value>, String) -> MachineError,
+    sourced: impl Fn(&str, &Spanned<toml::Value>) -> Result<(), MachineError>,
+) -> Result<Vec<T>, MachineError> {
+    let Some(v) = v else {
+        return Ok(Vec::new());
+    };
+    let rows: Option<Vec<T>> =
+        value_tuples(v.get_ref()).and_then(|t| t.into_iter().map(&row).collect());
+    let rows = rows
+        .filter(|r| accept(r))
+        .ok_or_else(|| absurd(key, v, valid.into()))?;
+    sourced(key, v)?;
+    Ok(rows)
+}
+
 /// An integer or a float as a number.
 fn as_number(x: &toml::Value) -> Option<f64> {
     x.as_float().or_else(|| x.as_integer().map(|i| i as f64))
@@ -422,98 +446,69 @@ pub fn parse_machine(text: &str, file: &str) -> Result<MachineModel, MachineErro
             index
         }
     };
-    let partial_store_loss = match table.get(PARTIAL_STORE_KEY) {
-        None => Vec::new(),
-        Some(v) => {
-            let valid = "an array of [warps per block, share] pairs, warps rising from 1 to 32 \
-                         and each share from 0 to 1, e.g. [[1, 0.02], [8, 0.09], [32, 0.63]]";
-            let pairs: Option<Vec<(usize, f64)>> = value_tuples(v.get_ref()).and_then(|p| {
-                p.into_iter()
-                    .map(|[w, s]| {
-                        let w = w.as_integer().filter(|&w| (1..=32).contains(&w))?;
-                        let s = as_number(s).filter(|s| (0.0..=1.0).contains(s))?;
-                        Some((w as usize, s))
-                    })
-                    .collect()
-            });
-            let pairs = pairs
-                .filter(|p| p.windows(2).all(|w| w[0].0 < w[1].0))
-                .ok_or_else(|| absurd(PARTIAL_STORE_KEY, v, valid.into()))?;
-            sourced(PARTIAL_STORE_KEY, v)?;
-            pairs
-        }
-    };
-    let l2_reuse_misses = match table.get(REUSE_KEY) {
-        None => Vec::new(),
-        Some(v) => {
-            let valid = "an array of [MiB, share] pairs, at most 16, MiB rising from 0 up and \
-                         each share from 0 to 1, e.g. [[0, 0.0], [28, 0.08], [48, 0.97]]";
-            let pairs: Option<Vec<(f64, f64)>> = value_tuples(v.get_ref()).and_then(|p| {
-                p.into_iter()
-                    .map(|[d, s]| Some((as_number(d)?, as_number(s)?)))
-                    .collect()
-            });
-            let pairs = pairs
-                .filter(|p| crate::machine::reuse_curve_in_bytes(p).is_ok())
-                .ok_or_else(|| absurd(REUSE_KEY, v, valid.into()))?;
-            sourced(REUSE_KEY, v)?;
-            pairs
-        }
-    };
-    let l1_interleave = match table.get(INTERLEAVE_KEY) {
-        None => Vec::new(),
-        Some(v) => {
-            let valid = format!(
-                "an array of [L1 KiB, warps per SM, lines per load, effective warps] rows, \
-                 rising by L1, then warps, then lines, L1 from 1 to 16384 KiB, warps from 2 to \
-                 1024, lines from 1 to 32 (at most {} distinct), effective warps above 0 and at \
-                 most the warps, e.g. [[28, 16, 8, 6.2], [224, 16, 8, 11.8], [224, 64, 8, 41.8]]",
-                crate::footprint::INTERLEAVE_POINTS
-            );
-            let rows: Option<Vec<(usize, usize, f64, f64)>> =
-                value_tuples(v.get_ref()).and_then(|t| {
-                    t.into_iter()
-                        .map(|[k, w, l, e]| {
-                            let k = k.as_integer().filter(|k| (1..=16384).contains(k))? as usize;
-                            let w = w.as_integer().filter(|w| (2..=1024).contains(w))? as usize;
-                            let l = as_number(l).filter(|l| (1.0..=32.0).contains(l))?;
-                            let e = as_number(e).filter(|&e| e > 0.0 && e <= w as f64)?;
-                            Some((k, w, l, e))
-                        })
-                        .collect()
-                });
-            let rows = rows
-                .filter(|t| {
-                    crate::machine::interleave_lines(t).len() <= crate::footprint::INTERLEAVE_POINTS
-                        && t.windows(2)
-                            .all(|p| (p[0].0, p[0].1, p[0].2) < (p[1].0, p[1].1, p[1].2))
-                })
-                .ok_or_else(|| absurd(INTERLEAVE_KEY, v, valid))?;
-            sourced(INTERLEAVE_KEY, v)?;
-            rows
-        }
-    };
-    let l1_conflict_ways_by_l1 = match table.get(WAYS_BY_L1_KEY) {
-        None => Vec::new(),
-        Some(v) => {
-            let valid = "an array of [L1 KiB, ways] pairs, KiB rising from 1 to 16384 and ways \
-                         from 0 to 4096, e.g. [[28, 1], [60, 2], [92, 3]]";
-            let pairs: Option<Vec<(usize, usize)>> = value_tuples(v.get_ref()).and_then(|p| {
-                p.into_iter()
-                    .map(|[k, w]| {
-                        let k = k.as_integer().filter(|k| (1..=16384).contains(k))?;
-                        let w = w.as_integer().filter(|w| (0..=4096).contains(w))?;
-                        Some((k as usize, w as usize))
-                    })
-                    .collect()
-            });
-            let pairs = pairs
-                .filter(|p| p.windows(2).all(|w| w[0].0 < w[1].0))
-                .ok_or_else(|| absurd(WAYS_BY_L1_KEY, v, valid.into()))?;
-            sourced(WAYS_BY_L1_KEY, v)?;
-            pairs
-        }
-    };
+    let partial_store_loss = table_figure(
+        table.get(PARTIAL_STORE_KEY),
+        PARTIAL_STORE_KEY,
+        "an array of [warps per block, share] pairs, warps rising from 1 to 32 and each share \
+         from 0 to 1, e.g. [[1, 0.02], [8, 0.09], [32, 0.63]]",
+        |[w, s]| {
+            let w = w.as_integer().filter(|&w| (1..=32).contains(&w))?;
+            let s = as_number(s).filter(|s| (0.0..=1.0).contains(s))?;
+            Some((w as usize, s))
+        },
+        |p| p.windows(2).all(|w| w[0].0 < w[1].0),
+        absurd,
+        sourced,
+    )?;
+    let l2_reuse_misses = table_figure(
+        table.get(REUSE_KEY),
+        REUSE_KEY,
+        "an array of [MiB, share] pairs, at most 16, MiB rising from 0 up and each share from 0 \
+         to 1, e.g. [[0, 0.0], [28, 0.08], [48, 0.97]]",
+        |[d, s]| Some((as_number(d)?, as_number(s)?)),
+        |p| crate::machine::reuse_curve_in_bytes(p).is_ok(),
+        absurd,
+        sourced,
+    )?;
+    let l1_interleave = table_figure(
+        table.get(INTERLEAVE_KEY),
+        INTERLEAVE_KEY,
+        &format!(
+            "an array of [L1 KiB, warps per SM, lines per load, effective warps] rows, rising by \
+             L1, then warps, then lines, L1 from 1 to 16384 KiB, warps from 2 to 1024, lines \
+             from 1 to 32 (at most {} distinct), effective warps above 0 and at most the warps, \
+             e.g. [[28, 16, 8, 6.2], [224, 16, 8, 11.8], [224, 64, 8, 41.8]]",
+            crate::footprint::INTERLEAVE_POINTS
+        ),
+        |[k, w, l, e]| {
+            let k = k.as_integer().filter(|k| (1..=16384).contains(k))? as usize;
+            let w = w.as_integer().filter(|w| (2..=1024).contains(w))? as usize;
+            let l = as_number(l).filter(|l| (1.0..=32.0).contains(l))?;
+            let e = as_number(e).filter(|&e| e > 0.0 && e <= w as f64)?;
+            Some((k, w, l, e))
+        },
+        |t| {
+            crate::machine::interleave_lines(t).len() <= crate::footprint::INTERLEAVE_POINTS
+                && t.windows(2)
+                    .all(|p| (p[0].0, p[0].1, p[0].2) < (p[1].0, p[1].1, p[1].2))
+        },
+        absurd,
+        sourced,
+    )?;
+    let l1_conflict_ways_by_l1 = table_figure(
+        table.get(WAYS_BY_L1_KEY),
+        WAYS_BY_L1_KEY,
+        "an array of [L1 KiB, ways] pairs, KiB rising from 1 to 16384 and ways from 0 to 4096, \
+         e.g. [[28, 1], [60, 2], [92, 3]]",
+        |[k, w]| {
+            let k = k.as_integer().filter(|k| (1..=16384).contains(k))?;
+            let w = w.as_integer().filter(|w| (0..=4096).contains(w))?;
+            Some((k as usize, w as usize))
+        },
+        |p| p.windows(2).all(|w| w[0].0 < w[1].0),
+        absurd,
+        sourced,
+    )?;
     let u = |k: &str| values[k] as usize;
     let f = |k: &str| values[k];
     let m = MachineModel {
