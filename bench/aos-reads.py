@@ -39,11 +39,10 @@ usage (GPU, CuPy, ncu, the stencilscope binary):
 import json
 import os
 import re
-import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from benchlib import number, parse_twin, profile_plan, provenance  # noqa: E402
+from benchlib import emit_cuda, profile_twins, provenance  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 KERNEL = os.path.join(HERE, "counters", "d3q19_srt_pull_aos.toml")
@@ -61,15 +60,16 @@ PLAN = [
     ((16, 4, 16), (1, 1, 1)),   # 135 / 131
 ]
 VARIANTS = ("orig", "soa", "nostore")
-# The set `layout`: variant, words per input record, dynamic shared bytes per block.
+# The sets `layout` and `occupancy`: variant, words per input record, dynamic shared bytes per
+# block (`bpsN`: a 1/N share of the SM's shared memory less the 1 KiB a block reserves and 256
+# bytes to spare).
 LAYOUTS = {"nostore": (19, 0), "pad20": (20, 0), "pad32": (32, 0), "1bps": (19, 120 << 10)}
 # The set `occupancy`: the tiles, and the blocks per SM each runs at (`bpsN` variants).
 OCCUPANCY_PLAN = [((4, 1, 32), (2, 2, 1)), ((128, 2, 2), (2, 2, 4)), ((32, 1, 8), (2, 2, 4)),
                   ((128, 1, 1), (1, 1, 1))]
 BPS = (1, 2, 4, 8)
 SM_SHARED = 228 << 10
-for _n in BPS:
-    LAYOUTS[f"bps{_n}"] = (19, SM_SHARED // _n - (1 << 10) - 256)
+LAYOUTS.update({f"bps{n}": (19, SM_SHARED // n - (1 << 10) - 256) for n in BPS})
 LOAD = re.compile(r"fld_src\[base_src \+ (\d+)\]")
 METRICS = [
     "dram__bytes_read.sum",
@@ -87,13 +87,6 @@ METRICS = [
 STORE = re.compile(r"fld_dst\[base_dst \+ (\d+)\] = (.*);")
 # The slab the reference is evaluated on: 8 planes of interior cells from z = 1.
 SLAB = 8
-
-
-def emit(binary, block, fold):
-    cmd = [binary, "emit", KERNEL, "--target", "cuda", "--block", ",".join(map(str, block)),
-           "--fold", ",".join(map(str, fold)), "--domain", DOMAIN]
-    src = subprocess.run(cmd, capture_output=True, text=True, check=True).stdout
-    return (src, *parse_twin(src))
 
 
 def variant(src, which, cells):
@@ -211,19 +204,14 @@ def measure(binary, out_path, which_set):
             "occupancy": (OCCUPANCY_PLAN, ("orig", *(f"bps{n}" for n in BPS)))}
     plan, variants = sets[which_set]
     for block, fold in plan:
-        src, grid, ext, name = emit(binary, block, fold)
+        src, grid, ext, name = emit_cuda(binary, KERNEL, block, fold, "f32", DOMAIN)
         cells = ext[0] * ext[1] * ext[2]
         # `orig` is launched first: the checks of the `nostore` forms need its sum.
         for which in variants:
             points.append({"block": list(block), "fold": list(fold), "variant": which,
                            "grid": grid, "ext": ext, "name": name,
                            "source": variant(src, which, cells)})
-    rows, _ = profile_plan(__file__, points, sorted({p["name"] for p in points}), METRICS)
-    results = []
-    for pt, row in zip(points, rows):
-        pt = {k: v for k, v in pt.items() if k != "source"}
-        pt["counters"] = {k: number(row[k]) for k in METRICS if k in row}
-        results.append(pt)
+    results = profile_twins(__file__, points, METRICS)
     dom = [int(d) for d in DOMAIN.split(",")]
     json.dump({**provenance(cp), "domain": dom, "results": results}, open(out_path, "w"),
               indent=1)

@@ -113,6 +113,19 @@ def profile_plan(script, points, names, metrics, cache="all", replay="kernel", s
     return rows, run.stdout
 
 
+def profile_twins(script, points, metrics):
+    """Profiles the generated-kernel launches `points` of `script` (each with its `source` and
+    kernel `name`, see [`profile_plan`]) and returns them without their sources, each with the
+    `counters` ncu measured for it."""
+    rows, _ = profile_plan(script, points, sorted({p["name"] for p in points}), metrics)
+    results = []
+    for pt, row in zip(points, rows):
+        pt = {k: v for k, v in pt.items() if k != "source"}
+        pt["counters"] = {k: number(row[k]) for k in metrics}
+        results.append(pt)
+    return results
+
+
 def number(s):
     """A number as ncu prints it (thousands separated by commas)."""
     return float(s.replace(",", ""))

@@ -35,7 +35,7 @@ import re
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from benchlib import check_twin, emit_cuda, number, profile_plan, provenance  # noqa: E402
+from benchlib import check_twin, emit_cuda, profile_twins, provenance  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 DOMAIN = "256,256,256"
@@ -120,12 +120,7 @@ def measure(binary, out_path, which_set):
     else:
         points = [point(kernel, dtype, block, fold, "orig", off)
                   for kernel, dtype, block, fold in OFFSET_PLAN for off in OFFSETS]
-    rows, _ = profile_plan(__file__, points, sorted({p["name"] for p in points}), METRICS)
-    results = []
-    for pt, row in zip(points, rows):
-        pt = {k: v for k, v in pt.items() if k != "source"}
-        pt["counters"] = {k: number(row[k]) for k in METRICS}
-        results.append(pt)
+    results = profile_twins(__file__, points, METRICS)
     dom = [int(d) for d in DOMAIN.split(",")]
     json.dump({**provenance(cp), "domain": dom, "periods": VARIANTS, "results": results},
               open(out_path, "w"), indent=1)

@@ -106,8 +106,8 @@ SHORT = ["L1req", "L1wf", "L2ld", "L2st", "DRld", "DRst"]
 out = Path(sys.argv[1])
 print(f"{'sweep':38} {'n':>3}  " + "  ".join(f"{s:>27}" for s in SHORT))
 print(f"{'':38} {'':>3}  " + "  ".join(f"{'in10% med/p90/max abs':>27}" for _ in SHORT))
-for f in sys.argv[2:]:
-    s = json.load(open(out / f"{f}.json"))
+reports = {f: json.load(open(out / f"{f}.json")) for f in sys.argv[2:]}
+for f, s in reports.items():
     cells = []
     for lv in LEVELS:
         e = next(x for x in s["summary"] if x["level"] == lv)
@@ -118,14 +118,14 @@ for f in sys.argv[2:]:
 
 def within(name, level):
     """Configurations of sweep `name` whose `level` is within ±10 %, and all of them."""
-    recs = json.load(open(out / f"{name}.json"))["records"]
+    recs = reports[name]["records"]
     i = LEVELS.index(level)
     return sum(1 for r in recs if r["errors"][i] is not None and abs(r["errors"][i]) <= 0.1), len(recs)
 
 
 # Totals: every sweep with the preset, and the sweeps both the preset and the experiment file
 # re-analysed (the experiment file skips some), each way.
-names = sys.argv[2:]
+names = list(reports)
 curve = [n for n in names if n.endswith("-reuse-curve")]
 preset = [n for n in names if n not in curve]
 both = [n for n in preset if n + "-reuse-curve" in curve]
