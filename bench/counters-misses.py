@@ -9,7 +9,8 @@ levels' errors); they name the evidence, they are not a model.
 
 usage: bench/counters-misses.py DIR [SWEEP ...]
   DIR    the OUTDIR of bench/recheck-counters.sh (NAME.json per sweep)
-  SWEEP  sweep names (default: every NAME.json in DIR without `-reuse-curve`)
+  SWEEP  sweep names (default: every NAME.json in DIR but the experiment files' variants,
+         `-reuse-curve`, `-step` and `-full-l2`)
 """
 import json
 import sys
@@ -84,7 +85,8 @@ def main():
     if not args or args[0] in ("-h", "--help"):
         sys.exit(__doc__)
     d = Path(args[0])
-    names = args[1:] or sorted(p.stem for p in d.glob("*.json") if "-reuse-curve" not in p.stem)
+    names = args[1:] or sorted(p.stem for p in d.glob("*.json")
+                               if not p.stem.endswith(("-reuse-curve", "-step", "-full-l2")))
     counts = {c: {} for c in CLASSES}
     totals = {"DRAM load": [0, 0], "L2 load": [0, 0]}
     examples = {c: [] for c in CLASSES}

@@ -17,8 +17,13 @@ GPU=${GPU:-h200}
 case "$GPU" in
   # The H200 run profiled the SoA kernel with 1 ghost layer (the default then), the H100 run the
   # current lbm/d3q19_srt_pull.toml with 8 (rows aligned to sectors).
-  h200) M=h200 SOA=$HERE/bench/counters/d3q19_srt_pull_soa.toml ;;
-  h100) M=h100-sxm SOA=$HERE/lbm/d3q19_srt_pull.toml ;;
+  # The experiment file each sweep is also re-analysed with (suffix XS): the H100 preset keeps
+  # L2's step at its effective capacity and is compared with the measured curve; the H200 preset
+  # carries the measured curve and is compared with the step it had before.
+  h200) M=h200 SOA=$HERE/bench/counters/d3q19_srt_pull_soa.toml
+        EXP=$HERE/bench/counters/h200-step.toml XS=-step ;;
+  h100) M=h100-sxm SOA=$HERE/lbm/d3q19_srt_pull.toml
+        EXP=$HERE/bench/counters/h100-reuse-curve.toml XS=-reuse-curve ;;
   *) echo "GPU must be h200 or h100, not $GPU" >&2; exit 2 ;;
 esac
 RES=$HERE/bench/results/$GPU/counters
@@ -95,18 +100,19 @@ if [ "$GPU" = h200 ]; then
   run star3d_r4-f64-768-full-l2 star3d_r4-f64-768 "$HERE/bench/counters/h200-full-l2.toml" 768,768,64 "$STAR" --dtype f64
   SWEEPS="$SWEEPS star3d_r4-f64-768-full-l2"
 fi
-# Every sweep again with L2's measured misses by reuse distance in place of the step and the
-# measured L2 room of written data (an experiment file: the presets keep the step).
-sweeps "$HERE/bench/counters/$GPU-reuse-curve.toml" -reuse-curve
-python3 - "$OUT" $SWEEPS <<'EOF'
+# Every sweep again with the experiment file: on the H100 L2's measured misses by reuse distance
+# and the measured L2 room of written data in place of the preset's step, on the H200 the step in
+# place of the preset's measured curve.
+sweeps "$EXP" "$XS"
+python3 - "$OUT" "$XS" $SWEEPS <<'EOF'
 import json, sys
 from pathlib import Path
 LEVELS = ["l1_load_requests", "l1_wavefronts", "l2_load", "l2_store", "dram_load", "dram_store"]
 SHORT = ["L1req", "L1wf", "L2ld", "L2st", "DRld", "DRst"]
-out = Path(sys.argv[1])
+out, xs = Path(sys.argv[1]), sys.argv[2]
 print(f"{'sweep':38} {'n':>3}  " + "  ".join(f"{s:>27}" for s in SHORT))
 print(f"{'':38} {'':>3}  " + "  ".join(f"{'in10% med/p90/max abs':>27}" for _ in SHORT))
-reports = {f: json.load(open(out / f"{f}.json")) for f in sys.argv[2:]}
+reports = {f: json.load(open(out / f"{f}.json")) for f in sys.argv[3:]}
 for f, s in reports.items():
     cells = []
     for lv in LEVELS:
@@ -126,11 +132,11 @@ def within(name, level):
 # Totals: every sweep with the preset, and the sweeps both the preset and the experiment file
 # re-analysed (the experiment file skips some), each way.
 names = list(reports)
-curve = [n for n in names if n.endswith("-reuse-curve")]
-preset = [n for n in names if n not in curve]
-both = [n for n in preset if n + "-reuse-curve" in curve]
+exp = [n for n in names if n.endswith(xs)]
+preset = [n for n in names if n not in exp]
+both = [n for n in preset if n + xs in exp]
 for label, group in [("all sweeps, preset", preset), ("both variants, preset", both),
-                     ("both variants, experiment file", [n + "-reuse-curve" for n in both])]:
+                     ("both variants, experiment file", [n + xs for n in both])]:
     cells = []
     for lv in ("l2_load", "dram_load", "dram_store"):
         k, n = map(sum, zip(*(within(g, lv) for g in group)))
