@@ -28,6 +28,50 @@ def emit_cuda(binary, kernel, block, fold, dtype, domain):
     return (src, *parse_twin(src))
 
 
+def stamp_fold_points(src, clock):
+    """The generated CUDA source with a record per warp, written by lane 0 into an extra last
+    argument `ss_ts`: the SM, then the clock register `clock` (`clock64` or `globaltimer`) at
+    the start of every fold point and at the end; `(source, the fold points' (i, j, k) in their
+    order)`."""
+    lines = src.split("\n")
+    out = []
+    points = []
+    sig = None
+    pending = False
+    for line in lines:
+        if line.startswith('extern "C" __global__'):
+            sig = len(out)
+            line = line.rstrip()
+            assert line.endswith(")"), line
+            line = line[:-1] + ", unsigned long long* __restrict__ ss_ts)"
+        m = re.match(r"\s*// fold point \(i, j, k\) = \((\d+), (\d+), (\d+)\)", line)
+        if m:
+            points.append(tuple(int(g) for g in m.groups()))
+            pending = True
+        elif pending and line.endswith("{"):
+            # Before the fold point's block (plain or guarded), so that every warp stamps it;
+            # after the declarations of the values it keeps in registers.
+            out.append(f"    SS_STAMP({len(points)});")
+            pending = False
+        out.append(line)
+    assert sig is not None and points, "not a generated CUDA kernel"
+    nf = len(points)
+    # The kernel body ends with the last line "}"; the end stamp goes before it.
+    end = max(i for i, l in enumerate(out) if l == "}")
+    out.insert(end, f"    SS_STAMP({nf + 1});")
+    # Per warp record: SM, then the clock at each fold point's start and at the end.
+    prologue = f"""
+    const unsigned ss_lin = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
+    const unsigned ss_wpb = (blockDim.x * blockDim.y * blockDim.z + 31) / 32;
+    const unsigned long long ss_blk = blockIdx.x + (unsigned long long)gridDim.x * (blockIdx.y + (unsigned long long)gridDim.y * blockIdx.z);
+    unsigned long long* ss_rec = ss_ts + (ss_blk * ss_wpb + ss_lin / 32) * {nf + 2};
+    if (ss_lin % 32 == 0) {{ unsigned smid; asm volatile("mov.u32 %0, %%smid;" : "=r"(smid)); ss_rec[0] = smid; }}
+#define SS_STAMP(k) do {{ unsigned long long t_; asm volatile("mov.u64 %0, %%{clock};" : "=l"(t_) :: "memory"); if (ss_lin % 32 == 0) ss_rec[k] = t_; }} while (0)"""
+    body = out.index("{", sig)
+    out.insert(body + 1, prologue)
+    return "\n".join(out), points
+
+
 def stencil_reference(cp, u, src):
     """The stencil's result from the formula and coefficients printed in a generated source
     (interior only): `(result, slices of the interior)`."""

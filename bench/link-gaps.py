@@ -32,49 +32,10 @@ usage (on a machine with an NVIDIA GPU, CuPy and the stencilscope binary):
 """
 import json
 import os
-import re
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from benchlib import check_twin, emit_cuda, provenance, twin_fields  # noqa: E402
-
-
-def instrument(src):
-    """The source with a record per warp (SM, then the global timer at each fold point's start
-    and at the end); `(source, fold points as (i, j, k) in their order)`."""
-    lines = src.split("\n")
-    out = []
-    points = []
-    sig = None
-    pending = False
-    for line in lines:
-        if line.startswith('extern "C" __global__'):
-            sig = len(out)
-            line = line.rstrip()
-            assert line.endswith(")"), line
-            line = line[:-1] + ", unsigned long long* __restrict__ lg_rec)"
-        m = re.match(r"\s*// fold point \(i, j, k\) = \((\d+), (\d+), (\d+)\)", line)
-        if m:
-            points.append(tuple(int(g) for g in m.groups()))
-            pending = True
-        elif pending and line.endswith("{"):
-            # Before the fold point's block (plain or guarded), so that every warp stamps it.
-            out.append(f"    LG_STAMP({len(points)});")
-            pending = False
-        out.append(line)
-    assert sig is not None and points, "not a generated CUDA kernel"
-    end = max(i for i, l in enumerate(out) if l == "}")
-    out.insert(end, f"    LG_STAMP({len(points) + 1});")
-    prologue = f"""
-    const unsigned lg_lin = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
-    const unsigned lg_wpb = (blockDim.x * blockDim.y * blockDim.z + 31) / 32;
-    const unsigned long long lg_blk = blockIdx.x + (unsigned long long)gridDim.x * (blockIdx.y + (unsigned long long)gridDim.y * blockIdx.z);
-    unsigned long long* lg_r = lg_rec + (lg_blk * lg_wpb + lg_lin / 32) * {len(points) + 2};
-    if (lg_lin % 32 == 0) {{ unsigned id; asm volatile("mov.u32 %0, %%smid;" : "=r"(id)); lg_r[0] = id; }}
-#define LG_STAMP(k) do {{ unsigned long long t_; asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t_) :: "memory"); if (lg_lin % 32 == 0) lg_r[k] = t_; }} while (0)"""
-    body = out.index("{", sig)
-    out.insert(body + 1, prologue)
-    return "\n".join(out), points
+from benchlib import check_twin, emit_cuda, provenance, stamp_fold_points, twin_fields  # noqa: E402
 
 
 def pct(a, qs=(10, 50, 90)):
@@ -132,7 +93,7 @@ def measure(binary, out_path, kernel, dtype, domain, configs):
         block = [int(x) for x in b.split(",")]
         fold = [int(x) for x in f.split(",")]
         src, grid, ext, name = emit_cuda(binary, kernel, block, fold, dtype, domain)
-        isrc, points = instrument(src)
+        isrc, points = stamp_fold_points(src, "globaltimer")
         nf = len(points)
         kern = cp.RawKernel(isrc, name)
         u, v = twin_fields(cp, ext, dtype)

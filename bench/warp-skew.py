@@ -28,46 +28,7 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from benchlib import check_twin, emit_cuda, provenance, twin_fields  # noqa: E402
-
-
-def instrument(src):
-    """The source with a timestamp per fold point and at the end; (source, fold points)."""
-    lines = src.split("\n")
-    out = []
-    nf = 0
-    sig = None
-    pending = False
-    for i, line in enumerate(lines):
-        if line.startswith('extern "C" __global__'):
-            sig = len(out)
-            line = line.rstrip()
-            assert line.endswith(")"), line
-            line = line[:-1] + ", unsigned long long* __restrict__ ss_ts)"
-        if line.strip().startswith("// fold point"):
-            pending = True
-        elif pending and line.endswith("{"):
-            # Before the fold point's block (plain or guarded), so that every warp stamps it;
-            # after the declarations of the values it keeps in registers.
-            out.append(f"    SS_STAMP({nf + 1});")
-            nf += 1
-            pending = False
-        out.append(line)
-    assert sig is not None and nf > 0, "not a generated CUDA kernel"
-    # The kernel body ends with the last line "}"; the end stamp goes before it.
-    end = max(i for i, l in enumerate(out) if l == "}")
-    out.insert(end, f"    SS_STAMP({nf + 1});")
-    # Per warp record: SM, then the clock at each fold point's start and at the end.
-    prologue = f"""
-    const unsigned ss_lin = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
-    const unsigned ss_wpb = (blockDim.x * blockDim.y * blockDim.z + 31) / 32;
-    const unsigned long long ss_blk = blockIdx.x + (unsigned long long)gridDim.x * (blockIdx.y + (unsigned long long)gridDim.y * blockIdx.z);
-    unsigned long long* ss_rec = ss_ts + (ss_blk * ss_wpb + ss_lin / 32) * {nf + 2};
-    if (ss_lin % 32 == 0) {{ unsigned smid; asm volatile("mov.u32 %0, %%smid;" : "=r"(smid)); ss_rec[0] = smid; }}
-#define SS_STAMP(k) do {{ unsigned long long t_; asm volatile("mov.u64 %0, %%clock64;" : "=l"(t_) :: "memory"); if (ss_lin % 32 == 0) ss_rec[k] = t_; }} while (0)"""
-    body = out.index("{", sig)
-    out.insert(body + 1, prologue)
-    return "\n".join(out), nf
+from benchlib import check_twin, emit_cuda, provenance, stamp_fold_points, twin_fields  # noqa: E402
 
 
 def lags(rec, nf, wpb):
@@ -113,7 +74,8 @@ def measure(binary, report, kernel, out_path, dtype, domain):
     for r in records:
         block, fold = r["config"]["block"], r["config"]["fold"]
         src, grid, ext, name = emit_cuda(binary, kernel, block, fold, dtype, domain)
-        isrc, nf = instrument(src)
+        isrc, points = stamp_fold_points(src, "clock64")
+        nf = len(points)
         kern = cp.RawKernel(isrc, name)
         u, v = twin_fields(cp, ext, dtype)
         threads = block[0] * block[1] * block[2]
