@@ -126,9 +126,6 @@ def summary(path, *reports):
         for r in json.load(open(report))["records"]:
             key = (tuple(r["config"]["block"]), tuple(r["config"]["fold"]))
             meas[key] = r
-    n = 1
-    for x in d["domain"].split(","):
-        n *= int(x)
     print(f"{d['device']}, driver {d['driver']}, {d['date']}, commit {d['commit']}: "
           f"{d['kernel'].split('/')[-1]} {d['dtype']} {d['domain']}\n")
     head = ("| block | fold | duration µs p50 | resident blocks | z launch distance / resident | "
