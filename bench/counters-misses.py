@@ -30,9 +30,12 @@ CLASSES = {
                 "more room than read data; in SoA tiles folded along x, the other half of a "
                 "64-byte fetch)",
                 "l2-traffic/capacity, l2-traffic/wcapacity; the 512-top and 512-fold2 sweeps"),
-    "l2-more": ("DRAM load", "L2 capacity: L2 keeps reuses the model loses (the step at the "
-                "effective capacity against the measured curve with written data weighted)",
-                "l2-traffic/capacity, l2-traffic/wcapacity; the reuse-curve experiment files"),
+    "l2-more": ("DRAM load", "L2 capacity: L2 keeps reuses the model loses (reuse distances "
+                "on the measured curve's slope, where the stencil's loss is a ramp and the "
+                "two-reader probe's a knee; with the step at the effective capacity, most "
+                "reuses between 25 and 50 MiB)",
+                "l2-traffic/capacity, l2-traffic/wcapacity, link-gaps/; the -step experiment "
+                "files"),
     "order-aos": ("L2 load", "scheduling order: AoS warps are interleaved by the full L1 load "
                   "queue (lg_throttle), between the lockstep and warp-burst orders; the first "
                   "fold point's burst is modelled (l1_interleave), the later points are not",

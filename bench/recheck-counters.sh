@@ -17,13 +17,12 @@ GPU=${GPU:-h200}
 case "$GPU" in
   # The H200 run profiled the SoA kernel with 1 ghost layer (the default then), the H100 run the
   # current lbm/d3q19_srt_pull.toml with 8 (rows aligned to sectors).
-  # The experiment file each sweep is also re-analysed with (suffix XS): the H100 preset keeps
-  # L2's step at its effective capacity and is compared with the measured curve; the H200 preset
-  # carries the measured curve and is compared with the step it had before.
+  # The experiment file each sweep is also re-analysed with (suffix XS): both presets carry L2's
+  # measured curve and are compared with the step at its effective capacity they had before.
   h200) M=h200 SOA=$HERE/bench/counters/d3q19_srt_pull_soa.toml
         EXP=$HERE/bench/counters/h200-step.toml XS=-step ;;
   h100) M=h100-sxm SOA=$HERE/lbm/d3q19_srt_pull.toml
-        EXP=$HERE/bench/counters/h100-reuse-curve.toml XS=-reuse-curve ;;
+        EXP=$HERE/bench/counters/h100-step.toml XS=-step ;;
   *) echo "GPU must be h200 or h100, not $GPU" >&2; exit 2 ;;
 esac
 RES=$HERE/bench/results/$GPU/counters

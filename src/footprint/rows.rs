@@ -18,8 +18,11 @@ use std::hash::{BuildHasherDefault, Hasher};
 const NONE: u32 = u32::MAX;
 /// Positions of the representative block within its wave at which links are sampled.
 const POSITIONS: usize = 4;
-/// Rows on which links are found, at most (a systematic subsample of the sampled rows).
-pub(crate) const LINK_ROWS: usize = 32;
+/// Rows on which links are found, at most (a systematic subsample of the sampled rows). 64: on
+/// the 512³ star3d_r4 tiles the DRAM load is then within 12 % of what 1024 rows give; with 32 it
+/// was up to 31 % off, with whichever rows' links across waves the sample caught
+/// (`bench/prototypes/README.md`, "Fewer sampled rows").
+pub(crate) const LINK_ROWS: usize = 64;
 /// Entries of the caches of write pairs last found (by earlier step and own position).
 const RECENT_PAIRS: usize = 256;
 /// The patterns of first steps kept between configurations are forgotten beyond these sectors.

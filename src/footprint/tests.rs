@@ -997,8 +997,9 @@ fn interleave_shares_interpolate_in_log_lines_and_refuse_bad_points() {
 /// star3d_r4 f64, `counters/star3d_r4-f64-512-top`): the same 64×4×4 tiles read 9.1 B/LUP from
 /// DRAM as 64×2×1 folded 1×2×4, whose z-halo rows come back at every other fold point and are
 /// re-fetched late, and 10.5 as 64×4×1 folded 1×1×4, whose L1 keeps them from the first touch on
-/// (the tile above then finds them a wave later, past L2's effective capacity). Linked from the
-/// first touches alone, the first was estimated 12.9.
+/// (the tile above then finds them a wave later, further along L2's measured curve). Linked from
+/// the first touches alone, the first was estimated 12.9 (with the step, before the preset took
+/// the curve). Both within ±10 % of the counters, and apart by most of the measured 1.3 B/LUP.
 #[test]
 fn l2_sees_a_sector_at_its_last_refetch() {
     let k = star_r4_f64();
@@ -1011,8 +1012,9 @@ fn l2_sees_a_sector_at_its_last_refetch() {
     };
     let late = at([64, 2, 1], [1, 2, 4], 8);
     let kept = at([64, 4, 1], [1, 1, 4], 6);
-    assert!(late.dram_load < 9.5, "{late:?}");
-    assert!(kept.dram_load > 10.5, "{kept:?}");
+    assert!((late.dram_load / 9.15 - 1.0).abs() < 0.1, "{late:?}");
+    assert!((kept.dram_load / 10.45 - 1.0).abs() < 0.1, "{kept:?}");
+    assert!(kept.dram_load - late.dram_load > 0.8, "{late:?} {kept:?}");
 }
 
 /// Written data takes more L2 room than read data (`MachineModel::l2_store_weight`): with the

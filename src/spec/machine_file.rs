@@ -757,9 +757,11 @@ mod tests {
         )
         .unwrap();
         assert_eq!(m.l2_fetch_bytes, 32);
-        // The L2 room of written data: 1 without the figure, else from 1 to 8, with a source.
-        assert_eq!(parse_machine(text, "m.toml").unwrap().l2_store_weight, 1.0);
-        let weighted = text
+        // The L2 room of written data: 1 without the figure, else from 1 to 8, with a source
+        // (from the preset as it was without it, the step experiment file).
+        let step = include_str!("../../bench/counters/h100-step.toml");
+        assert_eq!(parse_machine(step, "m.toml").unwrap().l2_store_weight, 1.0);
+        let weighted = step
             .replace(
                 "sector_bytes = 32\n",
                 "sector_bytes = 32\nl2_store_weight = 1.67\n",
@@ -842,9 +844,9 @@ mod tests {
         }
         assert_needs_source(text, "l1_conflict_ways_by_l1");
         assert_needs_source(text, "l1_interleave");
-        // L2's misses by reuse distance (the experiment file that carries them): MiB rising,
-        // shares from 0 to 1, at most 16 points.
-        let text = include_str!("../../bench/counters/h100-reuse-curve.toml");
+        // L2's misses by reuse distance (the h100-sxm preset carries them): MiB rising, shares
+        // from 0 to 1, at most 16 points.
+        let text = include_str!("../../machines/h100-sxm.toml");
         let line = text
             .lines()
             .find(|l| l.starts_with("l2_reuse_misses = [["))
@@ -861,13 +863,20 @@ mod tests {
             let t = text.replace(line, &format!("l2_reuse_misses = {bad}"));
             assert_refused(&t, at, "[MiB, share] pairs", bad);
         }
-        // The h200 preset carries its measured curve; the step it had is an experiment file.
-        assert!(!load_machine("h200").unwrap().l2_reuse_curve().is_empty());
-        let step = include_str!("../../bench/counters/h200-step.toml");
-        assert!(parse_machine(step, "h200-step.toml")
-            .unwrap()
-            .l2_reuse_curve()
-            .is_empty());
+        // Both presets carry their measured curves; the steps they had are experiment files.
+        for (preset, step) in [
+            ("h200", include_str!("../../bench/counters/h200-step.toml")),
+            (
+                "h100-sxm",
+                include_str!("../../bench/counters/h100-step.toml"),
+            ),
+        ] {
+            assert!(!load_machine(preset).unwrap().l2_reuse_curve().is_empty());
+            assert!(parse_machine(step, "step.toml")
+                .unwrap()
+                .l2_reuse_curve()
+                .is_empty());
+        }
         let m = parse_machine(text, "m.toml").unwrap();
         assert_eq!(m.l2_reuse_misses.first(), Some(&(0.0, 0.0)));
         assert!(!m.l2_reuse_curve().is_empty());
