@@ -759,9 +759,12 @@ mod tests {
         assert_eq!(m.l2_fetch_bytes, 32);
         // The L2 room of written data: 1 without the figure, else from 1 to 8, with a source
         // (from the preset as it was without it, the step experiment file).
-        let step = include_str!("../../bench/counters/h100-step.toml");
-        assert_eq!(parse_machine(step, "m.toml").unwrap().l2_store_weight, 1.0);
-        let weighted = step
+        let h100_step = include_str!("../../bench/counters/h100-step.toml");
+        assert_eq!(
+            parse_machine(h100_step, "m.toml").unwrap().l2_store_weight,
+            1.0
+        );
+        let weighted = h100_step
             .replace(
                 "sector_bytes = 32\n",
                 "sector_bytes = 32\nl2_store_weight = 1.67\n",
@@ -846,7 +849,6 @@ mod tests {
         assert_needs_source(text, "l1_interleave");
         // L2's misses by reuse distance (the h100-sxm preset carries them): MiB rising, shares
         // from 0 to 1, at most 16 points.
-        let text = include_str!("../../machines/h100-sxm.toml");
         let line = text
             .lines()
             .find(|l| l.starts_with("l2_reuse_misses = [["))
@@ -866,10 +868,7 @@ mod tests {
         // Both presets carry their measured curves; the steps they had are experiment files.
         for (preset, step) in [
             ("h200", include_str!("../../bench/counters/h200-step.toml")),
-            (
-                "h100-sxm",
-                include_str!("../../bench/counters/h100-step.toml"),
-            ),
+            ("h100-sxm", h100_step),
         ] {
             assert!(!load_machine(preset).unwrap().l2_reuse_curve().is_empty());
             assert!(parse_machine(step, "step.toml")
