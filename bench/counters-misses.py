@@ -28,8 +28,12 @@ CLASSES = {
     "l2-less": ("DRAM load", "L2 capacity: L2 loses reuses the model keeps (reuse distances "
                 "on the steep part of the measured curve, the L2 split, written data taking "
                 "more room than read data; in SoA tiles folded along x, the other half of a "
-                "64-byte fetch)",
-                "l2-traffic/capacity, l2-traffic/wcapacity; the 512-top and 512-fold2 sweeps"),
+                "64-byte fetch where the lines a window's sectors lie in do not give all of "
+                "it; not hits that fail to renew a sector, nor fetched halves or far-apart "
+                "arrays kept less long)",
+                "l2-traffic/capacity, l2-traffic/wcapacity, l2-traffic/lines, "
+                "l2-traffic/promote, l2-traffic/pprio, l2-traffic/segments; the 512-top and "
+                "512-fold2 sweeps"),
     "l2-more": ("DRAM load", "L2 capacity: L2 keeps reuses the model loses (reuse distances "
                 "on the measured curve's slope, where the stencil's loss is a ramp and the "
                 "two-reader probe's a knee; with the step at the effective capacity, most "

@@ -64,6 +64,29 @@ isolates one candidate, over buffers well beyond the L2, with every other sector
 - `paced-halves W/D/S` (the set `partner`): W warps per SM loop over groups of 4 chunks, reading
   their first sectors, then (D = 1: once the first load has returned, and S cycles later) the
   second ones: the partner's lifetime in time, at several rates of DRAM traffic.
+- `promote A/S/K/BY` (the set `promote`): whether an L2 hit renews a sector's place (LRU) or
+  L2 ages sectors from when they came in. A buffer of A MiB is read; then K times S MiB of fresh
+  data and the buffer again (a touch, BY the `same` blocks or by blocks half the grid away,
+  `shifted`); then S MiB more of fresh data and the buffer a last time (profiled). An LRU L2
+  keeps the buffer wherever A + S fits, whatever K; one that ages sectors from their fill loses
+  it where A + (K + 1) S does not, as without touches (K = 0, the control).
+- `pprio A/FIRST/S` (the set `pprio`): whether L2 keeps the other half of a 64-byte fetch (a
+  sector no load asked for) as long as a sector a load asked for. The first sectors of the
+  64-byte chunks of A MiB are read (FIRST `half`: the fetch brings the second ones along) or
+  both sectors (`whole`: the control), then S MiB of fresh data, then the second sectors
+  (profiled): their misses over the sectors read.
+- `segments MB/STRIDE` (the set `segments`): as `reread MB/same`, with the buffer cut into 19
+  segments STRIDE bytes apart (`packed`: next to each other; 80,494,592: the D3Q19 SoA arrays of
+  a 256^3 domain with 8 ghost layers; 67,108,864: a power of two), each block reading its part of
+  every segment: whether L2 keeps as much of data spread over far-apart arrays (its sets).
+  `segments MB/STRIDE/w` (the same set): every float4 read is also written, to the same place of
+  19 other segments (a fresh set of them in each pass), as D3Q19 SoA reads 19 arrays and writes
+  19.
+- `lines MB/K/FETCH` (the set `lines`): whether L2 keeps data by the sectors read or by the
+  128-byte lines they lie in. K of the 4 sectors of every line of a buffer spanning MB MiB of
+  lines are read twice (the second pass profiled), with L2's fetch limit FETCH (default or 32
+  bytes): where L2 holds lines, the K = 1 buffer (a quarter of the data) is lost at the same MiB
+  of lines as the whole one.
 - `copy B` (the set `partial`): the records read from one buffer and written to another, as the
   AoS kernel does (19 loads, then 19 stores): how near its bursts of stores come to the paced ones.
 
@@ -72,7 +95,8 @@ Nsight Compute (`--clock-control none`, caches flushed before each launch) reads
 sectors from the L1s and the DRAM bytes.
 
 usage (GPU, CuPy, ncu): bench/l2-traffic.py measure OUT.json
-                           [traffic|partial|capacity|wcapacity|stagger|runs|threshold|partner]
+                           [traffic|partial|capacity|wcapacity|stagger|runs|threshold|partner|promote|
+                            pprio|segments|lines]
                          bench/l2-traffic.py summary OUT.json
 """
 import json
@@ -217,6 +241,11 @@ extern "C" __global__ void reread(const float4* __restrict__ a, long long per, i
 {
     scan(a, per, shift, chunks, out);
 }
+extern "C" __global__ void touch(const float4* __restrict__ a, long long per, int shift, int chunks,
+                                 float* out)
+{
+    scan(a, per, shift, chunks, out);
+}
 // reread with writes: block b reads its chunk (as scan) and writes `wper` float4 of ones to its
 // part of `o` from `base` on, one write after each of its first reads.
 __device__ void scan_w(const float4* __restrict__ a, long long per, int chunks, float4* o,
@@ -252,6 +281,85 @@ extern "C" __global__ void halves(const float* __restrict__ a, long long groups,
     if (b < groups) { s += a[(b * 32 + t / 8) * 16 + t % 8]; want += 1.0f; }
     if (b >= lag) { s += a[((b - lag) * 32 + t / 8) * 16 + 8 + t % 8]; want += 1.0f; }
     if (s != want) atomicAdd(out, 1.0f);
+}
+// segments: NSEG segments of a buffer, `stride` float4 apart; block b reads its `per` float4 of
+// every segment, segment by segment (as a SoA kernel's block reads its rows of every array), and
+// where `o` is given writes a float4 of ones after each read to the same place of the segment in
+// `o` (as a SoA kernel writes its arrays).
+__device__ void seg_scan(const float4* __restrict__ a, long long stride, int nseg, long long per,
+                         float4* __restrict__ o, float* out)
+{
+    const long long b = blockIdx.x;
+    float s = 0.0f;
+    int n = 0;
+    for (int q = 0; q < nseg; ++q)
+        for (long long i = threadIdx.x; i < per; i += blockDim.x, ++n) {
+            const float4 v = a[q * stride + b * per + i];
+            s += v.x + v.y + v.z + v.w;
+            if (o) o[q * stride + b * per + i] = make_float4(1.0f, 1.0f, 1.0f, 1.0f);
+        }
+    if (s != 4.0f * n) atomicAdd(out, 1.0f);
+}
+extern "C" __global__ void seg_warm(const float4* __restrict__ a, long long stride, int nseg,
+                                    long long per, float* out)
+{
+    seg_scan(a, stride, nseg, per, nullptr, out);
+}
+extern "C" __global__ void seg_reread(const float4* __restrict__ a, long long stride, int nseg,
+                                      long long per, float* out)
+{
+    seg_scan(a, stride, nseg, per, nullptr, out);
+}
+extern "C" __global__ void segw_warm(const float4* __restrict__ a, long long stride, int nseg,
+                                     long long per, float4* __restrict__ o, float* out)
+{
+    seg_scan(a, stride, nseg, per, o, out);
+}
+extern "C" __global__ void segw_reread(const float4* __restrict__ a, long long stride, int nseg,
+                                       long long per, float4* __restrict__ o, float* out)
+{
+    seg_scan(a, stride, nseg, per, o, out);
+}
+// lines: K sectors of every 128-byte line read, one word per lane (8 lanes per sector).
+__device__ void line_scan(const float* __restrict__ a, long long lines, int k, float* out)
+{
+    const long long t = blockIdx.x * (long long)blockDim.x + threadIdx.x;
+    const long long line = t / (8 * k);
+    if (line >= lines) return;
+    const int w = (int)(t % (8 * k));
+    if (a[line * 32 + (w / 8) * 8 + w % 8] != 1.0f) atomicAdd(out, 1.0f);
+}
+extern "C" __global__ void lines_warm(const float* __restrict__ a, long long lines, int k, float* out)
+{
+    line_scan(a, lines, k, out);
+}
+extern "C" __global__ void lines_reread(const float* __restrict__ a, long long lines, int k,
+                                        float* out)
+{
+    line_scan(a, lines, k, out);
+}
+// pprio: sectors of 64-byte chunks, one per lane: `which` 0 the first sectors, 1 the second
+// ones, 2 both (the whole chunk).
+__device__ void chunk_sectors(const float* __restrict__ a, long long chunks, int which,
+                              float* __restrict__ out)
+{
+    const long long t = blockIdx.x * (long long)blockDim.x + threadIdx.x;
+    if (t / 8 >= chunks) return;
+    const long long c = t / 8;
+    float s = 0.0f, want = 0.0f;
+    if (which != 1) { s += a[c * 16 + t % 8]; want += 1.0f; }
+    if (which != 0) { s += a[c * 16 + 8 + t % 8]; want += 1.0f; }
+    if (s != want) atomicAdd(out, 1.0f);
+}
+extern "C" __global__ void first_halves(const float* __restrict__ a, long long chunks, int which,
+                                        float* __restrict__ out)
+{
+    chunk_sectors(a, chunks, which, out);
+}
+extern "C" __global__ void second_halves(const float* __restrict__ a, long long chunks,
+                                         float* __restrict__ out)
+{
+    chunk_sectors(a, chunks, 1, out);
 }
 extern "C" __global__ void paced_halves(const float* __restrict__ a, long long quads, int dep,
                                         int spin, float* __restrict__ out)
@@ -316,6 +424,9 @@ RUNS_SOURCE_WORDS = 1 << 21  # runs: an 8 MiB source, read from L2 after its fir
 RUNS_L2_STEP = (1 << 18) + 32  # runs: words between a thread's loads through L2 (1 MiB + a line)
 PARTNER_CHUNKS = 1 << 21  # halves, paced-halves: 128 MiB of 64-byte chunks
 READ_BLOCKS_PER_SM = 8  # reread: blocks of 256 threads, all resident
+SOA_ARRAY_BYTES = 272 ** 3 * 4  # segments: a D3Q19 SoA array of 256^3 with 8 ghost layers
+SEGMENTS = 19  # segments: D3Q19's arrays
+PROMOTE_MB = 8  # promote: the buffer read again and again
 
 
 def reread_shape(mb, sms):
@@ -373,6 +484,31 @@ def plan(which):
         for mb in (16, 24, 32, 40):
             pts.append({"probe": "reread", "mb": mb, "mapping": "twice", "writes": 0.0})
         return pts
+    if which == "lines":
+        for k, limit in ((4, None), (2, None), (1, None), (1, 32)):
+            for mb in (16, 24, 32, 40, 44, 48, 56, 64):
+                pts.append({"probe": "lines", "mb": mb, "sectors": k, "fetch_limit": limit})
+        return pts
+    if which == "segments":
+        for stride in (0, SOA_ARRAY_BYTES, 1 << 26):
+            for mb in (16, 24, 32, 36, 40, 44, 48, 56):
+                pts.append({"probe": "segments", "mb": mb, "stride": stride})
+        for stride in (0, SOA_ARRAY_BYTES):
+            for mb in (8, 10, 12, 14, 16, 20, 24):
+                pts.append({"probe": "segments", "mb": mb, "stride": stride, "writes": True})
+        return pts
+    if which == "pprio":
+        for stream in (0, 8, 16, 24, 28, 32, 40):
+            for first in ("half", "whole"):
+                pts.append({"probe": "pprio", "mb": PROMOTE_MB, "first": first, "stream": stream})
+        return pts
+    if which == "promote":
+        for stream in (8, 12, 16, 20, 24, 28, 32):
+            for touches, by in ((0, "same"), (1, "same"), (1, "shifted"), (2, "same"),
+                                (4, "same")):
+                pts.append({"probe": "promote", "mb": PROMOTE_MB, "stream": stream,
+                            "touches": touches, "by": by})
+        return pts
     if which == "capacity":
         for mapping in ("same", "shifted", "twice"):
             for mb in (8, 12, 16, 20, 24, 28, 32, 36, 40, 44, 48, 56, 64, 96):
@@ -423,6 +559,7 @@ def launch(plan_path):
     out = cp.zeros(1, dtype=cp.float32)
     default_limit = rt.deviceGetLimit(LIMIT_L2_FETCH)
     sms = cp.cuda.Device().attributes["MultiProcessorCount"]
+    seg = None
     for pt in p:
         kind = pt["probe"]
         if os.environ.get("L2_TRAFFIC_TRACE"):
@@ -480,6 +617,84 @@ def launch(plan_path):
             if wper and not bool(cp.all(o == 1.0)):
                 sys.exit(f"reread {pt}: wrong words written")
             del o
+        elif kind == "lines":
+            nlines = pt["mb"] * (1 << 20) // 128
+            buf = big[:nlines * 32]
+            rt.deviceSetLimit(LIMIT_L2_FETCH, pt["fetch_limit"] or default_limit)
+            out.fill(0.0)
+            grid = (nlines * 8 * pt["sectors"] + 255) // 256
+            for name in ("lines_warm", "lines_reread"):
+                mod.get_function(name)((grid,), (256,), (buf, cp.int64(nlines),
+                                                         cp.int32(pt["sectors"]), out))
+            rt.deviceSynchronize()
+            rt.deviceSetLimit(LIMIT_L2_FETCH, default_limit)
+            if float(out[0]) != 0.0:
+                sys.exit(f"lines {pt}: read something other than the ones written")
+        elif kind == "segments":
+            chunks, per = reread_shape(pt["mb"], sms)
+            per = max(1, per // SEGMENTS)
+            # In float4: packed segments lie per * chunks apart.
+            stride = pt["stride"] // 16 if pt["stride"] else per * chunks
+            if seg is None:
+                # The read segments, then two sets of written ones.
+                seg = cp.ones(3 * SEGMENTS * SOA_ARRAY_BYTES // 4 + 64, dtype=cp.float32)
+            out.fill(0.0)
+            if pt.get("writes"):
+                span = SEGMENTS * stride
+                for k, name in ((1, "segw_warm"), (2, "segw_reread")):
+                    o = seg[k * span * 4:]
+                    mod.get_function(name)((chunks,), (256,), (seg, cp.int64(stride),
+                                                                cp.int32(SEGMENTS),
+                                                                cp.int64(per), o, out))
+                rt.deviceSynchronize()
+                written = seg[span * 4:3 * span * 4].reshape(2, SEGMENTS, stride * 4)
+                if not bool(cp.all(written[:, :, :chunks * per * 4] == 1.0)):
+                    sys.exit(f"segments {pt}: wrong words written")
+            else:
+                args = (seg, cp.int64(stride), cp.int32(SEGMENTS), cp.int64(per), out)
+                mod.get_function("seg_warm")((chunks,), (256,), args)
+                mod.get_function("seg_reread")((chunks,), (256,), args)
+            rt.deviceSynchronize()
+            if float(out[0]) != 0.0:
+                sys.exit(f"segments {pt}: read something other than the ones written")
+        elif kind == "pprio":
+            chunks = pt["mb"] * (1 << 20) // 64
+            buf = big[:chunks * 16]
+            out.fill(0.0)
+            grid = (chunks * 8 + 255) // 256
+            mod.get_function("first_halves")((grid,), (256,),
+                                             (buf, cp.int64(chunks),
+                                              cp.int32(0 if pt["first"] == "half" else 2), out))
+            if pt["stream"]:
+                schunks, sper = reread_shape(pt["stream"], sms)
+                fresh = big[chunks * 16:][:sper * schunks * 4]
+                mod.get_function("warm")((schunks,), (256,), (fresh, cp.int64(sper),
+                                                              cp.int32(schunks), out))
+            mod.get_function("second_halves")((grid,), (256,), (buf, cp.int64(chunks), out))
+            rt.deviceSynchronize()
+            if float(out[0]) != 0.0:
+                sys.exit(f"pprio {pt}: read something other than the ones written")
+        elif kind == "promote":
+            # The buffer first, then fresh regions of `stream` MiB after it in `big`.
+            chunks, per = reread_shape(pt["mb"], sms)
+            buf = big[:per * chunks * 4]
+            schunks, sper = reread_shape(pt["stream"], sms)
+            out.fill(0.0)
+            warm = mod.get_function("warm")
+            warm((chunks,), (256,), (buf, cp.int64(per), cp.int32(chunks), out))
+            shift = chunks // 2 if pt["by"] == "shifted" else 0
+            for i in range(pt["touches"] + 1):
+                fresh = big[per * chunks * 4 + i * sper * schunks * 4:][:sper * schunks * 4]
+                warm((schunks,), (256,), (fresh, cp.int64(sper), cp.int32(schunks), out))
+                if i < pt["touches"]:
+                    mod.get_function("touch")((chunks,), (256,), (buf, cp.int64(per),
+                                                                  cp.int32(shift),
+                                                                  cp.int32(chunks), out))
+            mod.get_function("reread")((chunks,), (256,), (buf, cp.int64(per), cp.int32(0),
+                                                           cp.int32(chunks), out))
+            rt.deviceSynchronize()
+            if float(out[0]) != 0.0:
+                sys.exit(f"promote {pt}: read something other than the ones written")
         elif kind == "reread":
             chunks, per = reread_shape(pt["mb"], sms)
             buf = big[:per * chunks * 4]
@@ -577,7 +792,10 @@ def measure(out_path, which):
     # the whole process for each pass of metrics, so that every pass finds the L2 as the first
     # left it (kernel replay restores memory in between).
     cache, replay, names = (
-        ("none", "application", ["reread"]) if which == "capacity" else
+        ("none", "application", ["reread"]) if which in ("capacity", "promote") else
+        ("none", "application", ["second_halves"]) if which == "pprio" else
+        ("none", "application", ["seg_reread", "segw_reread"]) if which == "segments" else
+        ("none", "application", ["lines_reread"]) if which == "lines" else
         ("none", "application", ["reread_w"]) if which == "wcapacity" else
         ("all", "kernel",
          ["gather", "scatter", "records", "records_read", "soa_store", "paced", "copy", "pieces",
@@ -594,7 +812,16 @@ def measure(out_path, which):
             pt["units"], pt["unit_bytes"] = pt.get("sectors", SECTORS), 32
         elif pt["probe"] == "paced":
             pt["units"], pt["unit_bytes"] = PACED_CELLS, 4 * Q
-        elif pt["probe"] == "reread":
+        elif pt["probe"] == "lines":
+            # Per sector read.
+            pt["units"], pt["unit_bytes"] = pt["mb"] * (1 << 20) // 128 * pt["sectors"], 32
+        elif pt["probe"] == "segments":
+            chunks, per = reread_shape(pt["mb"], sms)
+            pt["units"], pt["unit_bytes"] = max(1, per // SEGMENTS) * SEGMENTS * chunks * 16, 1
+        elif pt["probe"] == "pprio":
+            # Per sector the final kernel reads (the second ones).
+            pt["units"], pt["unit_bytes"] = pt["mb"] * (1 << 20) // 64, 32
+        elif pt["probe"] in ("reread", "promote"):
             chunks, per = reread_shape(pt["mb"], sms)
             pt["units"], pt["unit_bytes"] = per * chunks * 16, 1
         else:
@@ -639,6 +866,21 @@ def summary(path):
             setting = f"{r['mb']} MiB, {r['mapping']} blocks"
             if "writes" in r:
                 setting += f", {r['writes']:g} B written per B read"
+        elif r["probe"] == "lines":
+            lim = r["fetch_limit"] if r["fetch_limit"] else f"default ({d['default_fetch_limit']})"
+            setting = (f"{r['sectors']} of 4 sectors of each line, {r['mb']} MiB of lines "
+                       f"({r['mb'] * r['sectors'] / 4:g} MiB read), fetch limit {lim}")
+        elif r["probe"] == "segments":
+            setting = (f"{r['mb']} MiB in {SEGMENTS} segments "
+                       + (f"{r['stride']:,} B apart" if r["stride"] else "packed")
+                       + (", each float4 also written to 19 other segments" if r.get("writes")
+                          else ""))
+        elif r["probe"] == "pprio":
+            setting = (f"{r['mb']} MiB of chunks, {r['first']} read; {r['stream']} MiB fresh; "
+                       "second sectors")
+        elif r["probe"] == "promote":
+            setting = (f"{r['mb']} MiB; {r['touches']} × ({r['stream']} MiB fresh, touch by "
+                       f"{r['by']} blocks); {r['stream']} MiB fresh; reread")
         elif r["probe"] == "pieces":
             setting = (f"{r['pieces']} pieces per sector, by {r['mode']}, {r.get('loads', 0)} loads "
                        f"first, stagger {r.get('stagger', 0)} cycles")
@@ -671,9 +913,9 @@ def main():
     elif len(args) in (2, 3) and args[0] == "measure":
         which = args[2] if len(args) == 3 else "traffic"
         if which not in ("traffic", "partial", "capacity", "wcapacity", "stagger", "runs",
-                         "threshold", "partner"):
+                         "threshold", "partner", "promote", "pprio", "segments", "lines"):
             sys.exit("the probe set is traffic, partial, capacity, wcapacity, stagger, runs, "
-                     "threshold or partner, "
+                     "threshold, partner, promote, pprio, segments or lines, "
                      f"not {which}")
         measure(args[1], which)
     elif len(args) == 2 and args[0] == "summary":

@@ -7,7 +7,9 @@
 # usage: bench/recheck-counters.sh [OUTDIR] [BIN]
 #   OUTDIR  where the re-analysed JSON/HTML reports go (default: a temporary directory)
 #   BIN     the stencilscope binary (default: target/release/stencilscope, built if missing)
-# env: GPU   h200 (default) or h100: which bench/results/GPU/counters to re-analyse
+# env: GPU       h200 (default) or h100: which bench/results/GPU/counters to re-analyse
+#      EXP_FILE  the experiment machine file every sweep is also re-analysed with (suffix -step;
+#                default the GPU's preset with the step, bench/counters/GPU-step.toml)
 set -eu
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 OUT=${1:-$(mktemp -d)}
@@ -20,9 +22,9 @@ case "$GPU" in
   # The experiment file each sweep is also re-analysed with (suffix XS): both presets carry L2's
   # measured curve and are compared with the step at its effective capacity they had before.
   h200) M=h200 SOA=$HERE/bench/counters/d3q19_srt_pull_soa.toml
-        EXP=$HERE/bench/counters/h200-step.toml XS=-step ;;
+        EXP=${EXP_FILE:-$HERE/bench/counters/h200-step.toml} XS=-step ;;
   h100) M=h100-sxm SOA=$HERE/lbm/d3q19_srt_pull.toml
-        EXP=$HERE/bench/counters/h100-step.toml XS=-step ;;
+        EXP=${EXP_FILE:-$HERE/bench/counters/h100-step.toml} XS=-step ;;
   *) echo "GPU must be h200 or h100, not $GPU" >&2; exit 2 ;;
 esac
 RES=$HERE/bench/results/$GPU/counters
@@ -60,6 +62,20 @@ sweeps() {
       "$HERE/stencils/$k.toml" --dtype $t
     SWEEPS="$SWEEPS $k-$t-512-contested$x"
   done
+  if [ "$GPU" = h200 ]; then
+    # The current SoA kernel (8 ghost layers, rows aligned to sectors, as on the H100): the 17
+    # configurations above and the H100's 25 (raw/d3q19_srt_pull-soa-aligned-configs.txt).
+    run d3q19_srt_pull-soa-aligned$x d3q19_srt_pull-soa-aligned "$m" 256,256,256 \
+      "$HERE/lbm/d3q19_srt_pull.toml"
+    SWEEPS="$SWEEPS d3q19_srt_pull-soa-aligned$x"
+  fi
+  # Out of sample for the lines a window takes in L2: 24 seeded configurations folded along x
+  # each of D3Q19 SoA (the current kernel) and star3d_r4 f64, none in an earlier sweep, the same
+  # on both GPUs (raw/*-xfold-oos-configs.txt).
+  run d3q19_srt_pull-soa-xfold-oos$x d3q19_srt_pull-soa-xfold-oos "$m" 256,256,256 \
+    "$HERE/lbm/d3q19_srt_pull.toml"
+  run star3d_r4-f64-xfold-oos$x star3d_r4-f64-xfold-oos "$m" 256,256,256 "$STAR" --dtype f64
+  SWEEPS="$SWEEPS d3q19_srt_pull-soa-xfold-oos$x star3d_r4-f64-xfold-oos$x"
   if [ "$GPU" = h100 ]; then
     # An out-of-sample AoS sweep taken after the partly-written-sector rule (seed 7 and 8
     # unfolded blocks of 4 to 32 warps, raw/d3q19_srt_pull-aos-oos-extra.txt); the top 6 of

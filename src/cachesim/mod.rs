@@ -15,11 +15,12 @@
 //! by sector, replacing the least recently used line of the line's set ([`L1Replacement::Lru`]:
 //! one fully associative set, sets of `l1_conflict_ways` ways filled by a hash as the visitor
 //! assumes, or the machine's measured set function with a data store of the L1's size) or a
-//! random line of the whole L1 ([`L1Replacement::Random`]); one shared L2 is LRU at sector
-//! granularity. Loads go through L1; stores are written through to L2
-//! (they update a present L1 sector, but allocate none). L2 write-allocates with a byte mask: a
-//! dirty sector costs a DRAM write when evicted or at the end, and one not fully written (nor
-//! filled by a read) also a DRAM read.
+//! random line of the whole L1 ([`L1Replacement::Random`]); one shared L2 is LRU of lines, each
+//! holding the sectors read or written into it (a line takes its whole room however few of its
+//! sectors it holds, as measured: `bench/l2-traffic.py` set `lines`). Loads go through L1; stores
+//! are written through to L2 (they update a present L1 sector, but allocate none). L2
+//! write-allocates with a byte mask: a dirty sector costs a DRAM write when evicted or at the
+//! end, and one not fully written (nor filled by a read) also a DRAM read.
 
 use crate::config::LaunchConfig;
 use crate::footprint::{
@@ -185,11 +186,16 @@ impl<V: Copy> Lru<V> {
     }
 }
 
-#[derive(Clone, Copy)]
-struct L2Sector {
-    dirty: bool,
-    /// Bytes holding valid data (all for a sector read from DRAM).
-    valid: u64,
+/// Sectors per line the simulator's L2 keeps state for (128-byte lines of 32-byte sectors: 4).
+const L2_LINE_SECTORS: usize = 8;
+
+/// A line in L2: per sector, whether it is held, written, and which of its bytes are valid.
+#[derive(Clone, Copy, Default)]
+struct L2Line {
+    held: u8,
+    dirty: u8,
+    /// Per sector, the bytes holding valid data (all for a sector read from DRAM).
+    valid: [u64; L2_LINE_SECTORS],
 }
 
 /// Raw event counts of a simulation, in sectors, lines and wavefronts.
@@ -221,7 +227,9 @@ struct Sim<'a> {
     /// function with more sets times ways than the L1's capacity): the least recent line overall
     /// gives way when it is full.
     l1_data: Vec<Option<Lru<()>>>,
-    l2: Lru<L2Sector>,
+    l2: Lru<L2Line>,
+    /// Sectors per L2 line.
+    per_line: u64,
     c: SimCounts,
     full: u64,
 }
@@ -261,7 +269,8 @@ impl<'a> Sim<'a> {
                         .with_random_eviction((sm as u64 + 1).wrapping_mul(0x9e37_79b9_7f4a_7c15))],
                 })
                 .collect(),
-            l2: Lru::new(params.l2_bytes / params.sector_bytes),
+            l2: Lru::new(params.l2_bytes / params.line_bytes),
+            per_line: (params.line_bytes / params.sector_bytes).clamp(1, L2_LINE_SECTORS) as u64,
             c: SimCounts::default(),
             full: if params.sector_bytes == 64 {
                 u64::MAX
@@ -290,74 +299,74 @@ impl Sim<'_> {
 
     /// Writes back what L2 still holds dirty and returns the counts.
     fn finish(mut self) -> SimCounts {
-        let rest: Vec<L2Sector> = self.l2.drain().collect();
-        for s in rest {
-            self.l2_evicted(s);
+        let rest: Vec<L2Line> = self.l2.drain().collect();
+        for l in rest {
+            self.l2_evicted(l);
         }
         self.c
     }
 
-    fn l2_evicted(&mut self, s: L2Sector) {
-        if s.dirty {
-            self.c.dram_store_sectors += 1;
-            if s.valid != self.full {
-                self.c.dram_load_sectors += 1;
+    /// A line leaves L2: each written sector costs a DRAM write, and one not wholly valid a read
+    /// first (HBM has no byte mask).
+    fn l2_evicted(&mut self, l: L2Line) {
+        for i in 0..self.per_line as usize {
+            if l.dirty & (1 << i) != 0 {
+                self.c.dram_store_sectors += 1;
+                if l.valid[i] != self.full {
+                    self.c.dram_load_sectors += 1;
+                }
             }
         }
     }
 
+    /// The line of `sector`, most recent, allocated (evicting the least recent line) where absent.
+    fn l2_line(&mut self, line: u64) -> &mut L2Line {
+        if self.l2.peek(line).is_none() {
+            if let Some((_, e)) = self.l2.insert(line, L2Line::default()) {
+                self.l2_evicted(e);
+            }
+        }
+        self.l2.touch(line).expect("just inserted")
+    }
+
     /// Reads `sector` through L2: whether DRAM served it.
     fn l2_read(&mut self, sector: u64) -> bool {
-        let full = self.full;
-        if let Some(s) = self.l2.touch(sector) {
-            if s.valid != full {
-                s.valid = full;
+        let (full, per_line) = (self.full, self.per_line);
+        // L2 reads the aligned fetch around a missed sector: the fetch's sectors it lacks come
+        // with it (measured, `bench/l2-traffic.py`), within the sector's line.
+        let group = ((self.p.fetch_bytes() / self.p.sector_bytes) as u64).clamp(1, per_line);
+        let (line, i) = (sector / per_line, sector % per_line);
+        let first = i / group * group;
+        let l = self.l2_line(line);
+        let bit = 1u8 << i;
+        if l.held & bit != 0 {
+            if l.valid[i as usize] != full {
+                l.valid[i as usize] = full;
                 self.c.dram_load_sectors += 1;
                 return true;
             }
             return false;
         }
-        // L2 reads the aligned fetch around a missed sector: the fetch's sectors it lacks come
-        // with it (measured, `bench/l2-traffic.py`).
-        let group = (self.p.fetch_bytes() / self.p.sector_bytes) as u64;
-        let first = sector / group * group;
-        for other in first..first + group {
-            if other != sector && self.l2.peek(other).is_some() {
+        let mut read = 0;
+        for j in first..first + group {
+            if j != i && l.held & (1 << j) != 0 {
                 continue;
             }
-            self.c.dram_load_sectors += 1;
-            if let Some((_, e)) = self.l2.insert(
-                other,
-                L2Sector {
-                    dirty: false,
-                    valid: full,
-                },
-            ) {
-                self.l2_evicted(e);
-            }
+            l.held |= 1 << j;
+            l.valid[j as usize] = full;
+            read += 1;
         }
-        // The missed sector last, so that it is the most recent.
-        if group > 1 {
-            self.l2.touch(sector);
-        }
+        self.c.dram_load_sectors += read;
         true
     }
 
     fn l2_write(&mut self, sector: u64, mask: u64) {
-        if let Some(s) = self.l2.touch(sector) {
-            s.valid |= mask;
-            s.dirty = true;
-            return;
-        }
-        if let Some((_, e)) = self.l2.insert(
-            sector,
-            L2Sector {
-                dirty: true,
-                valid: mask,
-            },
-        ) {
-            self.l2_evicted(e);
-        }
+        let per_line = self.per_line;
+        let (line, i) = (sector / per_line, (sector % per_line) as usize);
+        let l = self.l2_line(line);
+        l.held |= 1 << i;
+        l.dirty |= 1 << i;
+        l.valid[i] |= mask;
     }
 
     /// Loads `sector` on SM `sm`: the level that served it.

@@ -124,6 +124,9 @@ struct Prepared {
     /// L2's fetches per sector requested where every x-fold point of a block fetches alone
     /// (see [`step_fetch_ratio`]); 0 where the partners of a fetch all belong to its step.
     step_fetch_ratio: f64,
+    /// L2's room per sector accessed in a window of `n` consecutive x-fold points, at `n - 1`
+    /// (see [`line_room`]).
+    line_room: Vec<f64>,
 }
 
 impl Prepared {
@@ -140,6 +143,8 @@ pub(crate) struct BlockScratch {
     unions: Option<Unions>,
     /// [`step_fetch_ratio`] per block width and x-fold (valid for `unions`' key).
     step_ratios: HashMap<(usize, usize), f64>,
+    /// [`line_room`] per block width, x-fold and line size (valid for `unions`' key).
+    line_rooms: HashMap<(usize, usize, i64), Vec<f64>>,
     /// Per tile and line size (valid for `unions`' key).
     tiles: HashMap<([usize; 3], i64), TileTotals>,
     /// The regions of the accesses of a kind of a block at a place with an extent (valid for
@@ -991,6 +996,7 @@ impl BlockScratch {
         });
         if !key_matches {
             self.step_ratios.clear();
+            self.line_rooms.clear();
             self.tiles.clear();
             self.sampled.clear();
             self.pass.forget_patterns();
@@ -1075,8 +1081,18 @@ impl BlockScratch {
         } else {
             0.0
         };
+        let line_room = if fx > 1 {
+            let (planes, acc) = (&self.planes, &self.acc);
+            self.line_rooms
+                .entry((bx, fx, line))
+                .or_insert_with(|| line_room(planes, acc, bx, fx, dom[0], s, line))
+                .clone()
+        } else {
+            vec![1.0]
+        };
         Prepared {
             step_fetch_ratio,
+            line_room,
             s,
             fetch,
             nblocks,
@@ -1601,6 +1617,25 @@ impl BlockScratch {
         }
         win.finish();
         let l2 = p.l2_bytes as f64 / s as f64;
+        // L2 holds whole lines (measured: a buffer read one sector per line is lost at the same
+        // MiB of lines as one read whole, `bench/l2-traffic.py` set `lines`), so a window takes
+        // the room of the lines its sectors lie in. A window of whole waves holds whole tiles; one
+        // of `L` steps within a wave holds each instruction at `L / slots` consecutive fold points
+        // (at least one; between whole numbers some once, some once more), and where that is
+        // fewer than the tile's x-fold points, the other sectors of their lines lie outside it.
+        let (slots, rooms) = (sh.slots.max(1) as f64, &t.line_room);
+        let room = |c: &Link| -> f64 {
+            if c.m > 0 {
+                return 1.0;
+            }
+            let n = (c.now.saturating_sub(c.then) as f64 / slots).max(1.0);
+            let k = n.floor() as usize;
+            match (rooms.get(k - 1), rooms.get(k)) {
+                (Some(&a), Some(&b)) => a + (b - a) * (n - k as f64),
+                (Some(&a), None) => a,
+                _ => 1.0,
+            }
+        };
         let distance = |c: &Link| -> f64 {
             win.distance(
                 c.m,
@@ -1608,7 +1643,7 @@ impl BlockScratch {
                 c.now as usize,
                 c.rest as f64,
                 c.part as f64,
-            )
+            ) * room(c)
         };
         // A reuse hits with the machine's measured share at its distance, where known (reads of
         // clean sectors, `bench/l2-traffic.py` set `capacity`); else L2 is an LRU of its
@@ -1674,7 +1709,7 @@ impl BlockScratch {
         // where L2 misses a reuse from one x-fold point to the next (measured: D3Q19 SoA tiles
         // folded along x read whole fetches per fold point, and with 32-byte fetches what the
         // visitor says; bench/results/h100/counters/README.md, "The other half of a 64-byte
-        // fetch").
+        // fetch"); its window, one fold point, takes the room of that fold point's lines.
         let partners_missed = if t.step_fetch_ratio > 0.0 {
             let next_fold = Link {
                 m: 0,
@@ -1755,6 +1790,88 @@ fn step_fetch_ratio(
     } else {
         0.0
     }
+}
+
+/// L2's room per sector accessed in windows of `n` consecutive x-fold points of blocks `bx`
+/// threads wide folded `fx` times along x, relative to whole tiles' (at least 1), at `n - 1` for
+/// `n` in `1..=fx`: the lines of `line` bytes the accesses of those fold points touch over the
+/// sectors of `s` bytes they touch, divided by the same for all `fx` fold points. Loads and stores
+/// count alike, over a few rows of tiles within the domain's `nx` points (a wave's window covers
+/// whole rows of tiles, so lines are partial only at the fold points outside it); AoS planes
+/// word by word.
+pub(crate) fn line_room(
+    planes: &[Plane],
+    acc: &[PlaneAccess],
+    bx: usize,
+    fx: usize,
+    nx: i64,
+    s: i64,
+    line: i64,
+) -> Vec<f64> {
+    if fx <= 1 {
+        return vec![1.0];
+    }
+    let (mut sectors, mut lines) = (vec![0.0; fx], vec![0.0; fx]);
+    let mut iv: Vec<(i64, i64)> = Vec::new();
+    let (bx, tx) = (bx as i64, (bx * fx) as i64);
+    for (pi, pl) in planes.iter().enumerate() {
+        // Enough tiles that their starts take every place within a line (the lines partly
+        // covered at the ends are so in every window, and whole tiles are the unit).
+        let cells = (4 * line / gcd(tx * pl.pitch, line)).max(16) * tx;
+        let tiles = ((cells.min(nx) + tx - 1) / tx).max(1);
+        for kind in [AccessKind::Load, AccessKind::Store] {
+            // (y, z) offset, x offset, component.
+            let mut rows: Vec<((i64, i64), i64, i64)> = acc
+                .iter()
+                .filter(|a| a.plane == pi && a.kind == kind)
+                .map(|a| ((a.off[1], a.off[2]), a.off[0], a.comp))
+                .collect();
+            rows.sort_unstable();
+            rows.dedup();
+            for row in rows.chunk_by(|a, b| a.0 == b.0) {
+                let (dy, dz) = row[0].0;
+                for (y, z) in [(0, 0), (1, 0), (2, 0), (3, 0), (0, 1), (1, 1)] {
+                    let base = pl.row_base(y + dy, z + dz);
+                    for n in 1..=fx {
+                        for i0 in 0..fx {
+                            iv.clear();
+                            for i in (i0..i0 + n).map(|i| (i % fx) as i64) {
+                                for &(_, dx, comp) in row {
+                                    for tile in 0..tiles {
+                                        // The fold point's points within the domain.
+                                        let x0 = (tile * tx + i * bx).min(nx);
+                                        let x1 = (x0 + bx).min(nx);
+                                        if !pl.interleaved() {
+                                            if x1 > x0 {
+                                                let lo = base + (x0 + dx) * pl.elem;
+                                                iv.push((lo, lo + (x1 - x0) * pl.elem));
+                                            }
+                                            continue;
+                                        }
+                                        for x in x0..x1 {
+                                            let lo = base + (x + dx) * pl.pitch + comp * pl.elem;
+                                            iv.push((lo, lo + pl.elem));
+                                        }
+                                    }
+                                }
+                            }
+                            sectors[n - 1] += units_covered(&mut iv, s) as f64;
+                            lines[n - 1] += (units_covered(&mut iv, line) * (line / s)) as f64;
+                        }
+                    }
+                }
+            }
+        }
+    }
+    // Relative to whole tiles: the lines a row's ends share with the rows next to it are full in
+    // a window of whole waves.
+    let ratio: Vec<f64> = sectors
+        .iter()
+        .zip(&lines)
+        .map(|(&sc, &ln)| if sc > 0.0 { ln / sc } else { 1.0 })
+        .collect();
+    let full = ratio[fx - 1];
+    ratio.iter().map(|r| (r / full).max(1.0)).collect()
 }
 
 /// Distinct aligned units of `unit` bytes the byte intervals `[lo, hi)` touch (sorts `iv`).

@@ -932,6 +932,61 @@ fn fetch_partners_are_lost_between_x_fold_points_where_l2_misses() {
     );
 }
 
+/// L2 holds whole 128-byte lines (measured on both GPUs: a buffer read one sector per line is lost
+/// at the same MiB of lines as one read whole, `bench/l2-traffic.py` set `lines`), so a window
+/// within a wave shorter than a tile's x-fold points takes the room of the lines its sectors lie
+/// in. D3Q19 SoA at 256³ on the H200 (the current kernel, rows 32 bytes into a line): 16×64×1
+/// folded 4×1×1 (one block per SM) was measured at 134.3 B/LUP of DRAM load and 8×16×2 folded
+/// 4×1×1 at 190.4: L2 loses the reuse from one x-fold point to the next, whose window of about
+/// 27 MiB of sectors (where the measured curve keeps nearly everything) lies in two to three
+/// times as many lines. Counted in sectors they were estimated at 84.8 and 117.2. An unfolded
+/// block is unchanged (80.8 estimated, 82.0 measured for 32×4×4).
+#[test]
+fn a_window_takes_the_room_of_its_lines_in_l2() {
+    let k = crate::spec::load_definition("lbm/d3q19_srt_pull.toml".as_ref())
+        .unwrap()
+        .kernel;
+    let d = Domain::new3(256, 256, 256);
+    let m = crate::spec::load_machine("h200").unwrap();
+    let at = |block: [usize; 3], fold: [usize; 3], bps: usize| {
+        let c = LaunchConfig::new(block, fold);
+        let p = CacheParams::from_machine(&m, c.threads(), bps);
+        data_volumes(&k, &d, &c, &p).unwrap().dram_load
+    };
+    for (block, fold, bps, measured) in [
+        ([16, 64, 1], [4, 1, 1], 1, 134.3),
+        ([8, 16, 2], [4, 1, 1], 6, 190.4),
+        ([32, 4, 4], [1, 1, 1], 3, 82.0),
+    ] {
+        let e = at(block, fold, bps);
+        assert!((e / measured - 1.0).abs() < 0.1, "{block:?} {fold:?}: {e}");
+    }
+}
+
+/// The room factors themselves: f32 rows 32 bytes into a line, blocks 16 wide folded 4 times.
+/// One x-fold point covers 64 bytes of every 256, a line and a half of room for two sectors (3);
+/// two consecutive ones 128 bytes in two lines (2); all four whole rows. Relative to whole rows,
+/// whose 32 sectors lie in 9 lines (1.125): 2.67 and 1.78.
+#[test]
+fn line_room_counts_the_lines_of_the_fold_points_in_a_window() {
+    let k = kernel(
+        Field::scalar("u", Dtype::F32, 8, FieldRole::Input),
+        Field::scalar("v", Dtype::F32, 8, FieldRole::Output),
+        &[([0, 0, 0], 0)],
+    );
+    let d = Domain::new3(256, 8, 8);
+    let c = LaunchConfig::new([16, 4, 1], [4, 1, 1]);
+    let prog = MemoryProgram::new(&k, &d, &c).unwrap();
+    let (mut planes, mut acc) = (Vec::new(), Vec::new());
+    super::geometry::planes(&prog, &mut planes, &mut acc);
+    let room = super::block::line_room(&planes, &acc, 16, 4, 256, 32, 128);
+    assert_eq!(room.len(), 4);
+    assert!((room[0] - 3.0 / 1.125).abs() < 0.1, "{room:?}");
+    assert!((room[1] - 2.0 / 1.125).abs() < 0.1, "{room:?}");
+    assert_eq!(room[3], 1.0);
+    assert!(room.windows(2).all(|w| w[0] >= w[1]), "{room:?}");
+}
+
 #[test]
 fn bursts_of_back_to_back_loads_see_only_the_interleaved_warps() {
     // Measured on the H100 and the H200 (bench/l1-interleave.py): between two loads of one
