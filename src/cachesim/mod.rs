@@ -181,21 +181,19 @@ impl<V: Copy> Lru<V> {
         }
     }
 
-    fn drain(&self) -> impl Iterator<Item = V> + '_ {
-        self.map.values().map(|i| self.vals[*i as usize])
+    /// Every entry, key and value.
+    fn entries(&self) -> impl Iterator<Item = (u64, V)> + '_ {
+        self.map.iter().map(|(&k, &i)| (k, self.vals[i as usize]))
     }
 }
 
-/// Sectors per line the simulator's L2 keeps state for (128-byte lines of 32-byte sectors: 4).
-const L2_LINE_SECTORS: usize = 8;
-
-/// A line in L2: per sector, whether it is held, written, and which of its bytes are valid.
+/// A line in L2: per sector (a bit each; a line holds at most 64), whether it is held, written,
+/// and held with only some of its bytes valid (written in part, not read from DRAM).
 #[derive(Clone, Copy, Default)]
 struct L2Line {
-    held: u8,
-    dirty: u8,
-    /// Per sector, the bytes holding valid data (all for a sector read from DRAM).
-    valid: [u64; L2_LINE_SECTORS],
+    held: u64,
+    dirty: u64,
+    partial: u64,
 }
 
 /// Raw event counts of a simulation, in sectors, lines and wavefronts.
@@ -228,6 +226,8 @@ struct Sim<'a> {
     /// gives way when it is full.
     l1_data: Vec<Option<Lru<()>>>,
     l2: Lru<L2Line>,
+    /// The valid bytes of the sectors L2 holds partly written, by sector.
+    l2_partial: IntMap<u64>,
     /// Sectors per L2 line.
     per_line: u64,
     c: SimCounts,
@@ -270,7 +270,8 @@ impl<'a> Sim<'a> {
                 })
                 .collect(),
             l2: Lru::new(params.l2_bytes / params.line_bytes),
-            per_line: (params.line_bytes / params.sector_bytes).clamp(1, L2_LINE_SECTORS) as u64,
+            l2_partial: IntMap::default(),
+            per_line: (params.line_bytes / params.sector_bytes).max(1) as u64,
             c: SimCounts::default(),
             full: if params.sector_bytes == 64 {
                 u64::MAX
@@ -299,74 +300,87 @@ impl Sim<'_> {
 
     /// Writes back what L2 still holds dirty and returns the counts.
     fn finish(mut self) -> SimCounts {
-        let rest: Vec<L2Line> = self.l2.drain().collect();
-        for l in rest {
-            self.l2_evicted(l);
+        let rest: Vec<(u64, L2Line)> = self.l2.entries().collect();
+        for (line, l) in rest {
+            self.l2_evicted(line, l);
         }
         self.c
     }
 
-    /// A line leaves L2: each written sector costs a DRAM write, and one not wholly valid a read
+    /// Line `line` leaves L2: each written sector costs a DRAM write, and one held in part a read
     /// first (HBM has no byte mask).
-    fn l2_evicted(&mut self, l: L2Line) {
-        for i in 0..self.per_line as usize {
-            if l.dirty & (1 << i) != 0 {
+    fn l2_evicted(&mut self, line: u64, l: L2Line) {
+        for i in 0..self.per_line {
+            let bit = 1u64 << i;
+            if l.partial & bit != 0 {
+                self.l2_partial.remove(&(line * self.per_line + i));
+            }
+            if l.dirty & bit != 0 {
                 self.c.dram_store_sectors += 1;
-                if l.valid[i] != self.full {
+                if l.partial & bit != 0 {
                     self.c.dram_load_sectors += 1;
                 }
             }
         }
     }
 
-    /// The line of `sector`, most recent, allocated (evicting the least recent line) where absent.
-    fn l2_line(&mut self, line: u64) -> &mut L2Line {
-        if self.l2.peek(line).is_none() {
-            if let Some((_, e)) = self.l2.insert(line, L2Line::default()) {
-                self.l2_evicted(e);
+    /// Makes `line` the most recent in L2, allocating it (and evicting the least recent line)
+    /// where absent.
+    fn l2_touch(&mut self, line: u64) {
+        if self.l2.touch(line).is_none() {
+            if let Some((e, v)) = self.l2.insert(line, L2Line::default()) {
+                self.l2_evicted(e, v);
             }
         }
-        self.l2.touch(line).expect("just inserted")
     }
 
     /// Reads `sector` through L2: whether DRAM served it.
     fn l2_read(&mut self, sector: u64) -> bool {
-        let (full, per_line) = (self.full, self.per_line);
+        let per_line = self.per_line;
         // L2 reads the aligned fetch around a missed sector: the fetch's sectors it lacks come
         // with it (measured, `bench/l2-traffic.py`), within the sector's line.
         let group = ((self.p.fetch_bytes() / self.p.sector_bytes) as u64).clamp(1, per_line);
         let (line, i) = (sector / per_line, sector % per_line);
-        let first = i / group * group;
-        let l = self.l2_line(line);
-        let bit = 1u8 << i;
+        self.l2_touch(line);
+        let l = self.l2.peek(line).expect("just touched");
+        let bit = 1u64 << i;
         if l.held & bit != 0 {
-            if l.valid[i as usize] != full {
-                l.valid[i as usize] = full;
+            if l.partial & bit != 0 {
+                // A fill completes the partly written sector.
+                l.partial &= !bit;
+                self.l2_partial.remove(&sector);
                 self.c.dram_load_sectors += 1;
                 return true;
             }
             return false;
         }
-        let mut read = 0;
-        for j in first..first + group {
-            if j != i && l.held & (1 << j) != 0 {
-                continue;
-            }
-            l.held |= 1 << j;
-            l.valid[j as usize] = full;
-            read += 1;
-        }
-        self.c.dram_load_sectors += read;
+        let first = i / group * group;
+        let fetched = (u64::MAX >> (64 - group)) << first & !l.held;
+        l.held |= fetched;
+        self.c.dram_load_sectors += u64::from(fetched.count_ones());
         true
     }
 
     fn l2_write(&mut self, sector: u64, mask: u64) {
         let per_line = self.per_line;
-        let (line, i) = (sector / per_line, (sector % per_line) as usize);
-        let l = self.l2_line(line);
-        l.held |= 1 << i;
-        l.dirty |= 1 << i;
-        l.valid[i] |= mask;
+        let (line, bit) = (sector / per_line, 1u64 << (sector % per_line));
+        self.l2_touch(line);
+        let full = self.full;
+        let l = self.l2.peek(line).expect("just touched");
+        l.dirty |= bit;
+        if l.held & bit != 0 && l.partial & bit == 0 {
+            // Held whole already.
+            return;
+        }
+        l.held |= bit;
+        let valid = self.l2_partial.entry(sector).or_insert(0);
+        *valid |= mask;
+        if *valid == full {
+            l.partial &= !bit;
+            self.l2_partial.remove(&sector);
+        } else {
+            l.partial |= bit;
+        }
     }
 
     /// Loads `sector` on SM `sm`: the level that served it.
