@@ -1750,41 +1750,20 @@ fn step_fetch_ratio(
     s: i64,
     fetch: i64,
 ) -> f64 {
-    let (mut requested, mut fetched) = (0.0, 0.0);
-    let mut iv: Vec<(i64, i64)> = Vec::new();
-    for (pi, pl) in planes.iter().enumerate() {
-        if pl.pitch != pl.elem {
-            continue;
-        }
-        // The x offsets of the plane's loads per row offset (y, z).
-        let mut rows: Vec<((i64, i64), i64)> = acc
-            .iter()
-            .filter(|a| a.plane == pi && a.kind == AccessKind::Load)
-            .map(|a| ((a.off[1], a.off[2]), a.off[0]))
-            .collect();
-        rows.sort_unstable();
-        rows.dedup();
-        let (w, period) = (bx as i64 * pl.elem, (bx * fx) as i64 * pl.elem);
-        // Enough tiles that their starts take every place within a fetch.
-        let tiles = 4 * (fetch / gcd(period, fetch)).max(1);
-        for row in rows.chunk_by(|a, b| a.0 == b.0) {
-            let (dy, dz) = row[0].0;
-            for (y, z) in [(0, 0), (1, 0), (2, 0), (3, 0), (0, 1), (1, 1)] {
-                let base = pl.row_base(y + dy, z + dz);
-                for i in 0..fx as i64 {
-                    iv.clear();
-                    for &(_, dx) in row {
-                        for tile in 0..tiles {
-                            let lo = base + tile * period + i * w + dx * pl.elem;
-                            iv.push((lo, lo + w));
-                        }
-                    }
-                    requested += units_covered(&mut iv, s) as f64;
-                    fetched += (units_covered(&mut iv, fetch) * (fetch / s)) as f64;
-                }
-            }
-        }
-    }
+    // Enough tiles that their starts take every place within a fetch (rows not cut at the
+    // domain's edge).
+    let tiles = |pl: &Plane| {
+        let period = (bx * fx) as i64 * pl.elem;
+        4 * (fetch / gcd(period, fetch)).max(1)
+    };
+    let fold_points = FoldPoints {
+        bx,
+        fx,
+        nx: i64::MAX,
+        kinds: &[AccessKind::Load],
+        interleaved: false,
+    };
+    let (requested, fetched) = fold_points.covered(planes, acc, 1, &tiles, s, fetch);
     if requested > 0.0 {
         fetched / requested
     } else {
@@ -1811,28 +1790,77 @@ pub(crate) fn line_room(
     if fx <= 1 {
         return vec![1.0];
     }
-    let (mut sectors, mut lines) = (vec![0.0; fx], vec![0.0; fx]);
-    let mut iv: Vec<(i64, i64)> = Vec::new();
-    let (bx, tx) = (bx as i64, (bx * fx) as i64);
-    for (pi, pl) in planes.iter().enumerate() {
-        // Enough tiles that their starts take every place within a line (the lines partly
-        // covered at the ends are so in every window, and whole tiles are the unit).
+    // Enough tiles that their starts take every place within a line (the lines partly covered
+    // at the ends are so in every window, and whole tiles are the unit).
+    let tx = (bx * fx) as i64;
+    let tiles = |pl: &Plane| {
         let cells = (4 * line / gcd(tx * pl.pitch, line)).max(16) * tx;
-        let tiles = ((cells.min(nx) + tx - 1) / tx).max(1);
-        for kind in [AccessKind::Load, AccessKind::Store] {
-            // (y, z) offset, x offset, component.
-            let mut rows: Vec<((i64, i64), i64, i64)> = acc
-                .iter()
-                .filter(|a| a.plane == pi && a.kind == kind)
-                .map(|a| ((a.off[1], a.off[2]), a.off[0], a.comp))
-                .collect();
-            rows.sort_unstable();
-            rows.dedup();
-            for row in rows.chunk_by(|a, b| a.0 == b.0) {
-                let (dy, dz) = row[0].0;
-                for (y, z) in [(0, 0), (1, 0), (2, 0), (3, 0), (0, 1), (1, 1)] {
-                    let base = pl.row_base(y + dy, z + dz);
-                    for n in 1..=fx {
+        ((cells.min(nx) + tx - 1) / tx).max(1)
+    };
+    let fold_points = FoldPoints {
+        bx,
+        fx,
+        nx,
+        kinds: &[AccessKind::Load, AccessKind::Store],
+        interleaved: true,
+    };
+    let ratio: Vec<f64> = (1..=fx)
+        .map(|n| fold_points.covered(planes, acc, n, &tiles, s, line))
+        .map(|(sc, ln)| if sc > 0.0 { ln / sc } else { 1.0 })
+        .collect();
+    // Relative to whole tiles: the lines a row's ends share with the rows next to it are full in
+    // a window of whole waves.
+    let full = ratio[fx - 1];
+    ratio.iter().map(|r| (r / full).max(1.0)).collect()
+}
+
+/// The x-fold points of blocks `bx` threads wide folded `fx` times, in rows of tiles cut at the
+/// domain's `nx` points: what [`step_fetch_ratio`] and [`line_room`] count the units of.
+struct FoldPoints<'a> {
+    bx: usize,
+    fx: usize,
+    nx: i64,
+    /// The accesses counted.
+    kinds: &'a [AccessKind],
+    /// Whether AoS planes count (word by word); else they are left out.
+    interleaved: bool,
+}
+
+impl FoldPoints<'_> {
+    /// The sectors of `s` bytes and the units of `unit` bytes (counted in sectors) the accesses
+    /// touch in windows of `n` consecutive x-fold points (cyclically, from every start), summed
+    /// over the windows, a few rows and `tiles(plane)` tiles per row.
+    fn covered(
+        &self,
+        planes: &[Plane],
+        acc: &[PlaneAccess],
+        n: usize,
+        tiles: &impl Fn(&Plane) -> i64,
+        s: i64,
+        unit: i64,
+    ) -> (f64, f64) {
+        let (fx, bx, nx) = (self.fx.max(1), self.bx as i64, self.nx);
+        let tx = bx * fx as i64;
+        let (mut sectors, mut units) = (0.0, 0.0);
+        let mut iv: Vec<(i64, i64)> = Vec::new();
+        for (pi, pl) in planes.iter().enumerate() {
+            if pl.interleaved() && !self.interleaved {
+                continue;
+            }
+            let tiles = tiles(pl);
+            for &kind in self.kinds {
+                // (y, z) offset, x offset, component.
+                let mut rows: Vec<((i64, i64), i64, i64)> = acc
+                    .iter()
+                    .filter(|a| a.plane == pi && a.kind == kind)
+                    .map(|a| ((a.off[1], a.off[2]), a.off[0], a.comp))
+                    .collect();
+                rows.sort_unstable();
+                rows.dedup();
+                for row in rows.chunk_by(|a, b| a.0 == b.0) {
+                    let (dy, dz) = row[0].0;
+                    for (y, z) in [(0, 0), (1, 0), (2, 0), (3, 0), (0, 1), (1, 1)] {
+                        let base = pl.row_base(y + dy, z + dz);
                         for i0 in 0..fx {
                             iv.clear();
                             for i in (i0..i0 + n).map(|i| (i % fx) as i64) {
@@ -1840,7 +1868,7 @@ pub(crate) fn line_room(
                                     for tile in 0..tiles {
                                         // The fold point's points within the domain.
                                         let x0 = (tile * tx + i * bx).min(nx);
-                                        let x1 = (x0 + bx).min(nx);
+                                        let x1 = x0.saturating_add(bx).min(nx);
                                         if !pl.interleaved() {
                                             if x1 > x0 {
                                                 let lo = base + (x0 + dx) * pl.elem;
@@ -1855,23 +1883,15 @@ pub(crate) fn line_room(
                                     }
                                 }
                             }
-                            sectors[n - 1] += units_covered(&mut iv, s) as f64;
-                            lines[n - 1] += (units_covered(&mut iv, line) * (line / s)) as f64;
+                            sectors += units_covered(&mut iv, s) as f64;
+                            units += (units_covered(&mut iv, unit) * (unit / s)) as f64;
                         }
                     }
                 }
             }
         }
+        (sectors, units)
     }
-    // Relative to whole tiles: the lines a row's ends share with the rows next to it are full in
-    // a window of whole waves.
-    let ratio: Vec<f64> = sectors
-        .iter()
-        .zip(&lines)
-        .map(|(&sc, &ln)| if sc > 0.0 { ln / sc } else { 1.0 })
-        .collect();
-    let full = ratio[fx - 1];
-    ratio.iter().map(|r| (r / full).max(1.0)).collect()
 }
 
 /// Distinct aligned units of `unit` bytes the byte intervals `[lo, hi)` touch (sorts `iv`).
