@@ -1081,14 +1081,12 @@ impl BlockScratch {
         } else {
             0.0
         };
-        let line_room = if fx > 1 {
+        let line_room = {
             let (planes, acc) = (&self.planes, &self.acc);
             self.line_rooms
                 .entry((bx, fx, line))
                 .or_insert_with(|| line_room(planes, acc, bx, fx, dom[0], s, line))
                 .clone()
-        } else {
-            vec![1.0]
         };
         Prepared {
             step_fetch_ratio,
