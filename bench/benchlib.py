@@ -72,6 +72,46 @@ def stamp_fold_points(src, clock):
     return "\n".join(out), points
 
 
+def stamped_run(cp, binary, kernel, dtype, domain, config):
+    """Emits the CUDA twin of `config` (`bx,by,bz/fx,fy,fz`), checks its output against the
+    reference (exits where it differs) and runs it again with every warp stamping `%globaltimer`
+    at its fold points (see [`stamp_fold_points`]); a dict of `block`, `fold`, `src` (the
+    unstamped source), `grid`, `points` (the fold points in order), `wpb` (warps per block),
+    `records` (one row per warp: SM, the stamps, the end; a NumPy array), `kernel` (the stamped
+    one) and `max_rel_error`."""
+    bs, fs = config.split("/")
+    block = [int(x) for x in bs.split(",")]
+    fold = [int(x) for x in fs.split(",")]
+    src, grid, ext, name = emit_cuda(binary, kernel, block, fold, dtype, domain)
+    isrc, points = stamp_fold_points(src, "globaltimer")
+    nf = len(points)
+    kern = cp.RawKernel(isrc, name)
+    u, v = twin_fields(cp, ext, dtype)
+    wpb = (block[0] * block[1] * block[2] + 31) // 32
+    nb = grid[0] * grid[1] * grid[2]
+    rec = cp.zeros(nb * wpb * (nf + 2), dtype=cp.uint64)
+    kern(tuple(grid), tuple(block), (u, v, rec))  # warm-up, and the checked result
+    err = check_twin(cp, u, v, src, dtype, f"{block} fold {fold}")
+    rec.fill(0)
+    kern(tuple(grid), tuple(block), (u, v, rec))
+    cp.cuda.runtime.deviceSynchronize()
+    return {"block": block, "fold": fold, "src": src, "grid": grid, "points": points,
+            "wpb": wpb, "records": cp.asnumpy(rec).reshape(nb * wpb, nf + 2), "kernel": kern,
+            "max_rel_error": err}
+
+
+def stamped_cli(doc, measure, summary):
+    """The command line of the scripts built on [`stamped_run`]: `summary OUT.json [REPORT...]`
+    or `measure BIN OUT.json KERNEL DTYPE DOMAIN CONFIG...`; else exits with `doc`."""
+    a = sys.argv[1:]
+    if len(a) >= 2 and a[0] == "summary":
+        summary(a[1], *a[2:])
+    elif len(a) >= 7 and a[0] == "measure":
+        measure(a[1], a[2], a[3], a[4], a[5], a[6:])
+    else:
+        sys.exit(doc)
+
+
 def stencil_reference(cp, u, src):
     """The stencil's result from the formula and coefficients printed in a generated source
     (interior only): `(result, slices of the interior)`."""

@@ -55,6 +55,12 @@ isolates one candidate, over buffers well beyond the L2, with every other sector
   written; below the L2's capacity only such a limit can fill them during the kernel. `lag L`:
   block b writes the first halves of 64 sectors and the second halves of those block b - L wrote,
   so that about 64 L sectors are partly written at a time, over 128 MiB.
+- `pscatter G/S/T/W` (the set `pstride`): as `scatter 1/32`, each sector's first W words only
+  (1, or 2 as one 8-byte store), the sectors dealt to G groups S bytes apart (consecutive sectors
+  in consecutive groups), T bytes apart within a group (32: contiguous): a stencil's output
+  planes, into which the warps of tiles one or two wide write. Whether L2's limit of partly
+  written sectors is a count over the whole L2 or falls where such sectors crowd into fewer sets
+  or slices, or into fewer lines.
 - `halves L` (the set `partner`): the L2 fetches 64 bytes for a read miss of one sector (the
   fetch granularity); does it keep the partner sector until its own request comes? Block b reads
   the first sectors of 32 chunks of 64 bytes and the second sectors of the chunks block b - L
@@ -95,7 +101,7 @@ Nsight Compute (`--clock-control none`, caches flushed before each launch) reads
 sectors from the L1s and the DRAM bytes.
 
 usage (GPU, CuPy, ncu): bench/l2-traffic.py measure OUT.json
-                           [traffic|partial|capacity|wcapacity|stagger|runs|threshold|partner|promote|
+                           [traffic|partial|capacity|wcapacity|stagger|runs|threshold|pstride|partner|promote|
                             pprio|segments|lines]
                          bench/l2-traffic.py summary OUT.json
 """
@@ -121,6 +127,20 @@ extern "C" __global__ void scatter(float* __restrict__ a, long long n, int strid
     const long long t = blockIdx.x * (long long)blockDim.x + threadIdx.x;
     if (t / 8 >= n || t % 8 >= words) return;
     a[(t / 8) * stride + t % 8] = 2.0f;
+}
+extern "C" __global__ void scatter_groups(float* __restrict__ a, long long n, long long stride, int groups, int step, int words)
+{
+    // The first `words` words (1 or 2) of sector i, the sectors dealt to `groups` groups
+    // `stride` words apart (a warp's 32 sectors in as many groups where there are 32 or more),
+    // `step` words apart within a group.
+    const long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    float* p = a + (i % groups) * stride + (i / groups) * step;
+    if (words == 2) {
+        *(float2*)p = make_float2(2.0f, 2.0f);
+    } else {
+        *p = 2.0f;
+    }
 }
 __device__ long long record_of(int n)
 {
@@ -467,6 +487,31 @@ def plan(which):
         for lag in (1, 4, 16, 64, 256, 1024, 4096, 16384):
             pts.append({"probe": "lag", "lag": lag})
         return pts
+    if which == "pstride":
+        # Partly written sectors never completed, as `scatter` in the set `threshold`, but dealt
+        # to groups far apart (a stencil's output planes: 264^2 f64 elements; a warp of tiles one
+        # or two wide writes into 8 to 32 planes at once): does the L2's limit of partly written
+        # sectors fall where they crowd into fewer sets?
+        plane = 264 * 264 * 8
+        for groups, stride in ((1, 32), (32, plane), (256, plane)):
+            for n in (1 << 13, 1 << 15, 1 << 16, 1 << 17, 1 << 18, 1 << 19):
+                pts.append({"probe": "pscatter", "groups": groups, "stride": stride, "sectors": n})
+        for stride in (plane + 32, 1 << 19):
+            for n in (1 << 15, 1 << 17):
+                pts.append({"probe": "pscatter", "groups": 256, "stride": stride, "sectors": n})
+        # Fewer groups; 8-byte pieces (a f64 stencil's); and one group with the sectors further
+        # apart than 32 B (one partly written sector per line, per 4 lines, per page).
+        for groups in (2, 4, 8):
+            pts.append({"probe": "pscatter", "groups": groups, "stride": 8 * plane,
+                        "sectors": 1 << 17})
+        for n in (1 << 16, 1 << 17):
+            pts.append({"probe": "pscatter", "groups": 256, "stride": plane, "sectors": n,
+                        "words": 2})
+        for step in (128, 512, 4096):
+            for n in (1 << 15, 1 << 16, 1 << 17):
+                pts.append({"probe": "pscatter", "groups": 1, "stride": 0, "step": step,
+                            "sectors": n})
+        return pts
     if which == "runs":
         for k in (2, 4):
             for threads in (32, 64, 256, 1024):
@@ -583,6 +628,20 @@ def launch(plan_path):
             if not (bool(cp.all(view[:, :pt["words"]] == 2.0))
                     and bool(cp.all(view[:, pt["words"]:] == 1.0))):
                 sys.exit(f"scatter {pt}: wrong words written")
+            big.fill(1.0)
+        elif kind == "pscatter":
+            n, g, sw = pt["sectors"], pt["groups"], pt["stride"] // 4
+            step, words = pt.get("step", 32) // 4, pt.get("words", 1)
+            big.fill(1.0)
+            mod.get_function("scatter_groups")((-(-n // 256),), (256,),
+                                               (big, cp.int64(n), cp.int64(sw), cp.int32(g),
+                                                cp.int32(step), cp.int32(words)))
+            rt.deviceSynchronize()
+            i = cp.arange(n, dtype=cp.int64)
+            idx = (i % g) * sw + (i // g) * step
+            ok = all(bool(cp.all(big[idx + w] == 2.0)) for w in range(words))
+            if not (ok and int(cp.count_nonzero(big == 2.0)) == n * words):
+                sys.exit(f"pscatter {pt}: wrong words written")
             big.fill(1.0)
         elif kind in ("halves", "paced-halves"):
             buf = big[:PARTNER_CHUNKS * 16]
@@ -798,7 +857,7 @@ def measure(out_path, which):
         ("none", "application", ["lines_reread"]) if which == "lines" else
         ("none", "application", ["reread_w"]) if which == "wcapacity" else
         ("all", "kernel",
-         ["gather", "scatter", "records", "records_read", "soa_store", "paced", "copy", "pieces",
+         ["gather", "scatter", "scatter_groups", "records", "records_read", "soa_store", "paced", "copy", "pieces",
           "runs", "lag", "halves", "paced_halves"]))
     rows, out = profile_plan(__file__, points, names, METRICS, cache, replay)
     default_limit = json.loads(out.strip().splitlines()[-1])["default_fetch_limit"]
@@ -808,7 +867,7 @@ def measure(out_path, which):
         m = {k: number(row[k]) for k in METRICS}
         if pt["probe"] in ("halves", "paced-halves"):
             pt["units"], pt["unit_bytes"] = PARTNER_CHUNKS, 64
-        elif pt["probe"] in ("gather", "scatter", "pieces", "runs", "lag"):
+        elif pt["probe"] in ("gather", "scatter", "pscatter", "pieces", "runs", "lag"):
             pt["units"], pt["unit_bytes"] = pt.get("sectors", SECTORS), 32
         elif pt["probe"] == "paced":
             pt["units"], pt["unit_bytes"] = PACED_CELLS, 4 * Q
@@ -851,6 +910,10 @@ def summary(path):
             setting = f"{r['words']} words every {r['stride']} B"
             if "sectors" in r:
                 setting += f", {r['sectors'] * 32 / 2**20:g} MiB of sectors"
+        elif r["probe"] == "pscatter":
+            setting = (f"{r.get('words', 1)} word(s) of each of {r['sectors'] * 32 / 2**20:g} MiB "
+                       f"of sectors, in {r['groups']} group(s) {r['stride']:,} B apart, "
+                       f"{r.get('step', 32)} B apart within")
         elif r["probe"] == "lag":
             setting = (f"halves {r['lag']} blocks apart (about {r['lag'] * 64 * 32 / 2**20:g} MiB of "
                        "sectors partly written at a time)")
@@ -913,9 +976,10 @@ def main():
     elif len(args) in (2, 3) and args[0] == "measure":
         which = args[2] if len(args) == 3 else "traffic"
         if which not in ("traffic", "partial", "capacity", "wcapacity", "stagger", "runs",
-                         "threshold", "partner", "promote", "pprio", "segments", "lines"):
+                         "threshold", "pstride", "partner", "promote", "pprio", "segments",
+                         "lines"):
             sys.exit("the probe set is traffic, partial, capacity, wcapacity, stagger, runs, "
-                     "threshold, partner, promote, pprio, segments or lines, "
+                     "threshold, pstride, partner, promote, pprio, segments or lines, "
                      f"not {which}")
         measure(args[1], which)
     elif len(args) == 2 and args[0] == "summary":

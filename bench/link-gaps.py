@@ -35,7 +35,7 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from benchlib import check_twin, emit_cuda, provenance, stamp_fold_points, twin_fields  # noqa: E402
+from benchlib import provenance, stamped_cli, stamped_run  # noqa: E402
 
 
 def pct(a, qs=(10, 50, 90)):
@@ -89,23 +89,9 @@ def measure(binary, out_path, kernel, dtype, domain, configs):
 
     results = []
     for c in configs:
-        b, f = c.split("/")
-        block = [int(x) for x in b.split(",")]
-        fold = [int(x) for x in f.split(",")]
-        src, grid, ext, name = emit_cuda(binary, kernel, block, fold, dtype, domain)
-        isrc, points = stamp_fold_points(src, "globaltimer")
-        nf = len(points)
-        kern = cp.RawKernel(isrc, name)
-        u, v = twin_fields(cp, ext, dtype)
-        wpb = (block[0] * block[1] * block[2] + 31) // 32
-        nb = grid[0] * grid[1] * grid[2]
-        rec = cp.zeros(nb * wpb * (nf + 2), dtype=cp.uint64)
-        kern(tuple(grid), tuple(block), (u, v, rec))  # warm-up, and the checked result
-        err = check_twin(cp, u, v, src, dtype, f"{block} fold {fold}")
-        rec.fill(0)
-        kern(tuple(grid), tuple(block), (u, v, rec))
-        cp.cuda.runtime.deviceSynchronize()
-        r = cp.asnumpy(rec).reshape(nb * wpb, nf + 2)
+        run = stamped_run(cp, binary, kernel, dtype, domain, c)
+        block, fold, grid, points = run["block"], run["fold"], run["grid"], run["points"]
+        r, wpb, nf, err = run["records"], run["wpb"], len(points), run["max_rel_error"]
         g = gaps(r, grid, wpb, nf)
         g["sms_used"] = int(np.unique(r[:, 0]).size)
         results.append({"block": block, "fold": fold, "fold_points": points, "grid": grid,
@@ -153,10 +139,4 @@ def summary(path, *reports):
 
 
 if __name__ == "__main__":
-    a = sys.argv[1:]
-    if len(a) >= 2 and a[0] == "summary":
-        summary(a[1], *a[2:])
-    elif len(a) >= 7 and a[0] == "measure":
-        measure(a[1], a[2], a[3], a[4], a[5], a[6:])
-    else:
-        sys.exit(__doc__)
+    stamped_cli(__doc__, measure, summary)

@@ -112,15 +112,17 @@ if [ "$GPU" = h200 ]; then
   # The machine-file experiment of the H200 run: the whole L2 effective. (The 28 KiB L1 of
   # carve-out 100 %, once the experiment file h200-l1-28k.toml, is now what the estimate takes
   # from ncu's shared-memory configuration of each launch.)
+  # An experiment, not the preset: listed on its own, outside the totals.
   run star3d_r4-f64-768-full-l2 star3d_r4-f64-768 "$HERE/bench/counters/h200-full-l2.toml" 768,768,64 "$STAR" --dtype f64
   SWEEPS="$SWEEPS star3d_r4-f64-768-full-l2"
+  EXPERIMENTS="star3d_r4-f64-768-full-l2"
 fi
 # Every sweep again with the experiment file: on the H100 L2's measured misses by reuse distance
 # and the measured L2 room of written data in place of the preset's step, on the H200 the step in
 # place of the preset's measured curve.
 sweeps "$EXP" "$XS"
-python3 - "$OUT" "$XS" $SWEEPS <<'EOF'
-import json, sys
+EXPERIMENTS=${EXPERIMENTS:-} python3 - "$OUT" "$XS" $SWEEPS <<'EOF'
+import json, os, sys
 from pathlib import Path
 LEVELS = ["l1_load_requests", "l1_wavefronts", "l2_load", "l2_store", "dram_load", "dram_store"]
 SHORT = ["L1req", "L1wf", "L2ld", "L2st", "DRld", "DRst"]
@@ -145,10 +147,12 @@ def within(name, level):
 
 
 # Totals: every sweep with the preset, and the sweeps both the preset and the experiment file
-# re-analysed (the experiment file skips some), each way.
+# re-analysed (the experiment file skips some), each way. Other experiments (another machine file
+# for one sweep, `EXPERIMENTS`) count in neither.
 names = list(reports)
+other = os.environ.get("EXPERIMENTS", "").split()
 exp = [n for n in names if n.endswith(xs)]
-preset = [n for n in names if n not in exp]
+preset = [n for n in names if n not in exp and n not in other]
 both = [n for n in preset if n + xs in exp]
 for label, group in [("all sweeps, preset", preset), ("both variants, preset", both),
                      ("both variants, experiment file", [n + xs for n in both])]:
