@@ -72,21 +72,50 @@ def stamp_fold_points(src, clock):
     return "\n".join(out), points
 
 
+# Variants of a stencil twin whose loads take their index modulo a period (elements), with an
+# input that repeats with it (the same result): `l1`, every load hits L1 (8 KiB in f64); `l2`,
+# the loads reach L2 as emitted but the input stays there (4 MiB in f64).
+LOAD_PERIODS = {"l1": 1024, "l2": 1 << 19}
+
+
+def redirect_loads(src, period):
+    """A stencil twin's source with every load of the input `fld_u` at its index modulo
+    `period`."""
+    out, n = re.subn(r"(fld_u\[)(base_u \+ -?\d+)\]", rf"\1(\2) % {period}]", src)
+    if n == 0:
+        sys.exit("no load of fld_u found to redirect")
+    return out
+
+
+def periodic_input(cp, ext, dtype, period):
+    """An input of extent `ext` (x, y, z) repeating `period` random elements (reproducible)."""
+    ty = cp.float64 if dtype == "f64" else cp.float32
+    n = ext[0] * ext[1] * ext[2]
+    one = cp.random.default_rng(1).random(period, dtype=cp.float64).astype(ty)
+    return cp.tile(one, -(-n // period))[:n].reshape(ext[::-1])
+
+
 def stamped_run(cp, binary, kernel, dtype, domain, config):
-    """Emits the CUDA twin of `config` (`bx,by,bz/fx,fy,fz`), checks its output against the
-    reference (exits where it differs) and runs it again with every warp stamping `%globaltimer`
-    at its fold points (see [`stamp_fold_points`]); a dict of `block`, `fold`, `src` (the
+    """Emits the CUDA twin of `config` (`bx,by,bz/fx,fy,fz`, or with `/l1` or `/l2` one of the
+    [`LOAD_PERIODS`] variants), checks its output against the reference (exits where it differs)
+    and runs it again with every warp stamping `%globaltimer` at its fold points (see
+    [`stamp_fold_points`]); a dict of `block`, `fold`, `variant` (`orig` where none), `src` (the
     unstamped source), `grid`, `points` (the fold points in order), `wpb` (warps per block),
     `records` (one row per warp: SM, the stamps, the end; a NumPy array), `kernel` (the stamped
     one) and `max_rel_error`."""
-    bs, fs = config.split("/")
-    block = [int(x) for x in bs.split(",")]
-    fold = [int(x) for x in fs.split(",")]
+    parts = config.split("/")
+    block = [int(x) for x in parts[0].split(",")]
+    fold = [int(x) for x in parts[1].split(",")]
+    which = parts[2] if len(parts) > 2 else "orig"
     src, grid, ext, name = emit_cuda(binary, kernel, block, fold, dtype, domain)
+    if which != "orig":
+        src = redirect_loads(src, LOAD_PERIODS[which])
     isrc, points = stamp_fold_points(src, "globaltimer")
     nf = len(points)
     kern = cp.RawKernel(isrc, name)
     u, v = twin_fields(cp, ext, dtype)
+    if which != "orig":
+        u = periodic_input(cp, ext, dtype, LOAD_PERIODS[which])
     wpb = (block[0] * block[1] * block[2] + 31) // 32
     nb = grid[0] * grid[1] * grid[2]
     rec = cp.zeros(nb * wpb * (nf + 2), dtype=cp.uint64)
@@ -95,7 +124,8 @@ def stamped_run(cp, binary, kernel, dtype, domain, config):
     rec.fill(0)
     kern(tuple(grid), tuple(block), (u, v, rec))
     cp.cuda.runtime.deviceSynchronize()
-    return {"block": block, "fold": fold, "src": src, "grid": grid, "points": points,
+    return {"block": block, "fold": fold, "variant": which, "src": src, "grid": grid,
+            "points": points,
             "wpb": wpb, "records": cp.asnumpy(rec).reshape(nb * wpb, nf + 2), "kernel": kern,
             "max_rel_error": err}
 

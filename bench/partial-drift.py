@@ -27,7 +27,8 @@ of its first and last piece (a sector one store completes is never partly writte
 
 usage (on a machine with an NVIDIA GPU, CuPy and the stencilscope binary):
   bench/partial-drift.py measure BIN OUT.json KERNEL.toml DTYPE DOMAIN CONFIG...
-    CONFIG = bx,by,bz/fx,fy,fz (for example 1,4,32/1,4,2)
+    CONFIG = bx,by,bz/fx,fy,fz[/l1|l2] (for example 1,4,32/1,4,2, or 1,4,32/1,4,2/l1 for the
+    variant whose loads all hit L1, `benchlib.LOAD_PERIODS`)
   bench/partial-drift.py summary OUT.json [REPORT.json ...]
     REPORT: counter reports of the same kernel and domain (`stencilscope counters`, or the
     `raw/*-device-report.json` they come from): each configuration's measured DRAM write beyond
@@ -183,7 +184,8 @@ def measure(binary, out_path, kernel, dtype, domain, configs):
         so = np.argsort(lf, kind="stable")
         spread = (last - first) / fp_med if len(first) else np.zeros(1)
         lost = {str(lim): replay(lf[so], ll[so], lim) for lim in LIMITS_LINES}
-        res = {"block": block, "fold": fold, "grid": grid, "max_rel_error": err,
+        res = {"block": block, "fold": fold, "variant": st["variant"], "grid": grid,
+               "max_rel_error": err,
                "registers": int(kern.attributes["num_regs"]),
                "run_us": run, "fold_point_us": fp_med, "sectors_written": written,
                "sectors_split": len(first) / max(written, 1), "open_mib_mean": mean_open,
@@ -193,7 +195,7 @@ def measure(binary, out_path, kernel, dtype, domain, configs):
                "spread_p50": float(np.percentile(spread, 50)),
                "spread_p90": float(np.percentile(spread, 90)), "lost": lost}
         results.append(res)
-        print(f"{block} fold {fold}: run {run:.0f} µs, split {res['sectors_split']:.2f}, open "
+        print(f"{block} fold {fold} {st['variant']}: run {run:.0f} µs, split {res['sectors_split']:.2f}, open "
               f"{mean_open:.2f} MiB (p90 {res['open_mib_p90']:.2f}, max {res['open_mib_max']:.2f}),"
               f" lines {lines_open[0]:.0f} (p90 {lines_open[1]:.0f}, max {lines_open[2]:.0f}),"
               f" spread p50/p90 {res['spread_p50']:.2f}/{res['spread_p90']:.2f} fold points, lost "
@@ -213,7 +215,7 @@ def summary(path, *reports):
     print(f"{d['device']}, driver {d['driver']}, {d['date']}, commit {d['commit']}: "
           f"{d['kernel'].split('/')[-1]} {d['dtype']} {d['domain']}\n")
     lims = [str(x) for x in d["limits_lines"]]
-    head = ("| block | fold | run µs | fold point µs | split | open MiB mean / p90 / max | "
+    head = ("| block | fold | variant | run µs | fold point µs | split | open MiB mean / p90 / max | "
             "open lines (Ki) mean / p90 / max | spread p50 / p90 | "
             + " | ".join(f"lost at {int(x) // 1024} Ki lines" for x in lims) + " |")
     if meas:
@@ -222,19 +224,21 @@ def summary(path, *reports):
     print("|" + "---|" * (head.count("|") - 1))
     for r in d["results"]:
         line = (f"| {'×'.join(map(str, r['block']))} | {'×'.join(map(str, r['fold']))} | "
-                f"{r['run_us']:.0f} | {r['fold_point_us']:.2f} | {r['sectors_split']:.2f} | "
+                f"{r.get('variant', 'orig')} | {r['run_us']:.0f} | {r['fold_point_us']:.2f} | {r['sectors_split']:.2f} | "
                 f"{r['open_mib_mean']:.2f} / {r['open_mib_p90']:.2f} / {r['open_mib_max']:.2f} | "
                 f"{r['open_lines_mean'] / 1024:.1f} / {r['open_lines_p90'] / 1024:.1f} / "
                 f"{r['open_lines_max'] / 1024:.1f} | "
                 f"{r['spread_p50']:.2f} / {r['spread_p90']:.2f} | "
                 + " | ".join(f"{r['lost'][x]:.2f}" for x in lims) + " |")
         m = meas.get((tuple(r["block"]), tuple(r["fold"])))
-        if m:
+        if m and r.get("variant", "orig") == "orig":
             # The output written once is the report's minimal DRAM store; what is written beyond
             # it, per split sector.
             rec, ideal = m
             excess = (rec["measured"]["dram_store"] - ideal) / ideal / max(r["sectors_split"], 1e-9)
             line += f" {excess:.2f} |"
+        elif meas:
+            line += " |"
         print(line)
     print("\nSplit: the share of the output's sectors written in more than one store. Spread: a "
           "split sector's first to last piece, in median fold-point durations. Lost: the replay's "

@@ -31,11 +31,11 @@ usage (GPU, CuPy, ncu, the stencilscope binary):
 """
 import json
 import os
-import re
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from benchlib import check_twin, emit_cuda, profile_twins, provenance  # noqa: E402
+from benchlib import (  # noqa: E402
+    LOAD_PERIODS, check_twin, emit_cuda, periodic_input, profile_twins, provenance, redirect_loads)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 DOMAIN = "256,256,256"
@@ -60,7 +60,7 @@ OFFSET_PLAN = [
 ]
 OFFSETS = (0, 1 << 20, (3 << 20) + (64 << 10), (17 << 20) + 2048)
 # Variant: the period (elements) its loads' indices are taken modulo, and its input repeats with.
-VARIANTS = {"orig": None, "l1": 1024, "l2": 1 << 19}
+VARIANTS = {"orig": None, **LOAD_PERIODS}
 METRICS = [
     "dram__bytes_read.sum",
     "dram__bytes_write.sum",
@@ -74,24 +74,16 @@ def variant(src, which):
     """The source of a variant: `orig` unchanged, the others with every load's index modulo the
     variant's period."""
     period = VARIANTS[which]
-    if period is None:
-        return src
-    out, n = re.subn(r"(fld_u\[)(base_u \+ -?\d+)\]", rf"\1(\2) % {period}]", src)
-    if n == 0:
-        sys.exit("no load of fld_u found to redirect")
-    return out
+    return src if period is None else redirect_loads(src, period)
 
 
 def launch(plan_path):
     import cupy as cp
 
     for pt in json.load(open(plan_path))["points"]:
-        ty = cp.float64 if pt["dtype"] == "f64" else cp.float32
         ext = pt["ext"]
         n = ext[0] * ext[1] * ext[2]
-        p = VARIANTS[pt["variant"]] or VARIANTS["l1"]
-        period = cp.random.default_rng(1).random(p, dtype=cp.float64).astype(ty)
-        u = cp.tile(period, -(-n // p))[:n].reshape(ext[::-1])
+        u = periodic_input(cp, ext, pt["dtype"], VARIANTS[pt["variant"]] or VARIANTS["l1"])
         # The output `offset` bytes into a buffer of its own (a multiple of the element size).
         skip = pt.get("offset", 0) // u.itemsize
         v = cp.zeros(n + skip, dtype=ty)[skip:].reshape(u.shape)
