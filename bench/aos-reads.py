@@ -42,7 +42,7 @@ import re
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from benchlib import emit_cuda, profile_twins, provenance  # noqa: E402
+from benchlib import emit_cuda, lbm_formula, profile_twins, provenance  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 KERNEL = os.path.join(HERE, "counters", "d3q19_srt_pull_aos.toml")
@@ -125,18 +125,6 @@ def variant(src, which, cells):
     return out[:end] + f"    fld_dst[{tid}] = acc;\n}}\n"
 
 
-def formula(src):
-    """The kernel's formula as Python statements over `S(dx, dy, dz, c)` (the input's component c
-    at the neighbour) and `FMA`, with the outputs assigned to `OUT[c]`."""
-    lines = []
-    for lhs, rhs in re.findall(r"^//   (\S+) = (.*)$", src, re.M):
-        rhs = re.sub(r"src\[(-?\d+),(-?\d+),(-?\d+)\]\((\d+)\)", r"S(\1, \2, \3, \4)", rhs)
-        rhs = rhs.replace("fma(", "FMA(")
-        out = re.fullmatch(r"dst\[0,0,0\]\((\d+)\)", lhs)
-        lines.append(f"OUT[{out.group(1)}] = {rhs}" if out else f"{lhs} = {rhs}")
-    return "\n".join(lines)
-
-
 def reference(cp, u, src):
     """The outputs on the slab (component, z, y, x), float64, from the formula in `src`; `u` is
     the input as (z, y, x, component) with one ghost layer."""
@@ -147,7 +135,7 @@ def reference(cp, u, src):
             cp.float64)
 
     env = {"S": S, "FMA": lambda a, b, c: a * b + c, "OUT": {}}
-    exec(formula(src), env)
+    exec(lbm_formula(src), env)
     return cp.stack([env["OUT"][c] for c in range(COMPONENTS)])
 
 

@@ -95,9 +95,72 @@ def periodic_input(cp, ext, dtype, period):
     return cp.tile(one, -(-n // period))[:n].reshape(ext[::-1])
 
 
+def lbm_formula(src):
+    """An LBM kernel's formula, as its generated source prints it, as Python statements over
+    `S(dx, dy, dz, c)` (the input's component c at the neighbour) and `FMA`, with the outputs
+    assigned to `OUT[c]`."""
+    lines = []
+    for lhs, rhs in re.findall(r"^//   (\S+) = (.*)$", src, re.M):
+        rhs = re.sub(r"src\[(-?\d+),(-?\d+),(-?\d+)\]\((\d+)\)", r"S(\1, \2, \3, \4)", rhs)
+        rhs = rhs.replace("fma(", "FMA(")
+        out = re.fullmatch(r"dst\[0,0,0\]\((\d+)\)", lhs)
+        lines.append(f"OUT[{out.group(1)}] = {rhs}" if out else f"{lhs} = {rhs}")
+    return "\n".join(lines)
+
+
+# Planes of interior cells an LBM twin's output is checked on (the formula evaluated in float64).
+LBM_SLAB = 8
+
+
+def lbm_soa_layout(src):
+    """`(components, extent x,y,z, ghost layers)` of a structure-of-arrays LBM twin's input, from
+    its source's header; exits for other layouts."""
+    m = re.search(r"^// fld_src: input \d+ elements, extent \[(\d+), (\d+), (\d+)\] x (\d+) "
+                  r"components, strides \[1, (\d+), (\d+)\] q (\d+)$", src, re.M)
+    if not m:
+        sys.exit("not a structure-of-arrays LBM twin")
+    ext = [int(m.group(i)) for i in (1, 2, 3)]
+    if int(m.group(7)) != ext[0] * ext[1] * ext[2]:
+        sys.exit("components not stored one after another")
+    dom = int(re.search(r"domain (\d+)x", src).group(1))
+    return int(m.group(4)), ext, (ext[0] - dom) // 2
+
+
+def lbm_soa_fields(cp, src):
+    """Input and output of a structure-of-arrays LBM twin: populations near 1/19 each (density
+    near 1), reproducible; zeros."""
+    comps, ext, _ = lbm_soa_layout(src)
+    n = comps * ext[0] * ext[1] * ext[2]
+    u = (0.04 + 0.02 * cp.random.default_rng(1).random(n, dtype=cp.float64)).astype(cp.float32)
+    return u, cp.zeros_like(u)
+
+
+def check_lbm_soa(cp, u, v, src, what):
+    """The largest error of a structure-of-arrays LBM twin's output `v` on `LBM_SLAB` planes of
+    interior cells, relative to the formula in its source evaluated in float64; exits with a
+    message naming `what` above 1e-5."""
+    comps, ext, g = lbm_soa_layout(src)
+    n = [e - 2 * g for e in ext]
+    u4 = u.reshape(comps, ext[2], ext[1], ext[0])
+
+    def S(dx, dy, dz, c):
+        return u4[c, g + dz:g + dz + LBM_SLAB, g + dy:g + dy + n[1],
+                  g + dx:g + dx + n[0]].astype(cp.float64)
+
+    env = {"S": S, "FMA": lambda a, b, c: a * b + c, "OUT": {}}
+    exec(lbm_formula(src), env)
+    ref = cp.stack([env["OUT"][c] for c in range(comps)])
+    got = v.reshape(comps, ext[2], ext[1], ext[0])[:, g:g + LBM_SLAB, g:g + n[1], g:g + n[0]]
+    err = float(cp.max(cp.abs(got - ref)) / cp.max(cp.abs(ref)))
+    if not err <= 1e-5:
+        sys.exit(f"{what}: result differs from the reference ({err:.2e})")
+    return err
+
+
 def stamped_run(cp, binary, kernel, dtype, domain, config):
     """Emits the CUDA twin of `config` (`bx,by,bz/fx,fy,fz`, or with `/l1` or `/l2` one of the
-    [`LOAD_PERIODS`] variants), checks its output against the reference (exits where it differs)
+    [`LOAD_PERIODS`] variants; a stencil, or an LBM kernel in structure-of-arrays layout),
+    checks its output against the reference (exits where it differs)
     and runs it again with every warp stamping `%globaltimer` at its fold points (see
     [`stamp_fold_points`]); a dict of `block`, `fold`, `variant` (`orig` where none), `src` (the
     unstamped source), `grid`, `points` (the fold points in order), `wpb` (warps per block),
@@ -113,14 +176,18 @@ def stamped_run(cp, binary, kernel, dtype, domain, config):
     isrc, points = stamp_fold_points(src, "globaltimer")
     nf = len(points)
     kern = cp.RawKernel(isrc, name)
-    u, v = twin_fields(cp, ext, dtype)
+    lbm = " components, strides" in src and " x 1 components" not in src
+    if lbm and which != "orig":
+        sys.exit("the load variants are for stencils")
+    u, v = lbm_soa_fields(cp, src) if lbm else twin_fields(cp, ext, dtype)
     if which != "orig":
         u = periodic_input(cp, ext, dtype, LOAD_PERIODS[which])
     wpb = (block[0] * block[1] * block[2] + 31) // 32
     nb = grid[0] * grid[1] * grid[2]
     rec = cp.zeros(nb * wpb * (nf + 2), dtype=cp.uint64)
     kern(tuple(grid), tuple(block), (u, v, rec))  # warm-up, and the checked result
-    err = check_twin(cp, u, v, src, dtype, f"{block} fold {fold}")
+    what = f"{block} fold {fold}"
+    err = check_lbm_soa(cp, u, v, src, what) if lbm else check_twin(cp, u, v, src, dtype, what)
     rec.fill(0)
     kern(tuple(grid), tuple(block), (u, v, rec))
     cp.cuda.runtime.deviceSynchronize()

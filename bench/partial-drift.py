@@ -48,6 +48,7 @@ LINE = 128
 # (`l2-traffic/pstride`: 2 MiB of sectors one per line, or 8 MiB four per line, begin to cost
 # fills, 65 Ki lines) and half of it.
 LIMITS_LINES = [32768, 65536]
+REPLAY_LINES = 4 << 20
 
 
 def output_stores(src):
@@ -99,12 +100,14 @@ def replay(opens, closes, limit):
 
 def sectors_of(src, block, fold, grid, wpb, nf, rec, esize):
     """Per split sector (written in more than one store), the times of its first and last piece
-    (µs from the kernel's first stamp), and the sectors written in all; with the median
-    fold-point duration (µs)."""
+    (µs from the kernel's first stamp) and the sector, in increasing order; the sectors written
+    in all; the median fold-point duration (µs) and the run (µs). An output of several
+    components (D3Q19's 19 arrays) is taken one component at a time."""
     import numpy as np
 
     coef, offsets = output_stores(src)
-    assert len(offsets) == nf and all(len(o) == 1 for o in offsets), "one store per fold point"
+    assert len(offsets) == nf and all(offsets), "stores at every fold point"
+    q = component_stride(src)
     nb = grid[0] * grid[1] * grid[2]
     t = rec[:, 1:].astype(np.int64).reshape(nb, wpb, nf + 1)
     t0 = int(t[t > 0].min())
@@ -120,20 +123,33 @@ def sectors_of(src, block, fold, grid, wpb, nf, rec, esize):
     block_base = coef.get("bx", 0) * bx + coef.get("by", 0) * by + coef.get("bz", 0) * bz
     base = (block_base[:, None] + thread_base[None, :]).astype(np.int64)  # (nb, nthr)
     warp = lin // 32
-    secs, times = [], []
-    for k in range(nf):
-        secs.append(((base + offsets[k][0]) * esize // SECTOR).ravel())
-        # The fold point's store lands when its warp starts the next one (or ends).
-        times.append(t[:, warp, k + 1].ravel())
-    sec = np.concatenate(secs)
-    tim = np.concatenate(times)
-    order = np.argsort(sec, kind="stable")
-    sec, tim = sec[order], tim[order]
-    starts = np.flatnonzero(np.r_[True, sec[1:] != sec[:-1]])
-    first = np.minimum.reduceat(tim, starts)
-    last = np.maximum.reduceat(tim, starts)
-    split = last > first
-    return first[split], last[split], sec[starts][split], len(starts), fp_med, float(t.max())
+    stores = sorted((c // q, c, k) for k, cs in enumerate(offsets) for c in cs)
+    firsts, lasts, sectors, written = [], [], [], 0
+    for comp in sorted({s[0] for s in stores}):
+        secs, times = [], []
+        for _, c, k in (s for s in stores if s[0] == comp):
+            secs.append(((base + c) * esize // SECTOR).ravel())
+            # The fold point's stores land when its warp starts the next one (or ends).
+            times.append(t[:, warp, k + 1].ravel())
+        sec = np.concatenate(secs)
+        tim = np.concatenate(times)
+        order = np.argsort(sec, kind="stable")
+        sec, tim = sec[order], tim[order]
+        starts = np.flatnonzero(np.r_[True, sec[1:] != sec[:-1]])
+        first = np.minimum.reduceat(tim, starts)
+        last = np.maximum.reduceat(tim, starts)
+        split = last > first
+        firsts.append(first[split])
+        lasts.append(last[split])
+        sectors.append(sec[starts][split])
+        written += len(starts)
+    return (np.concatenate(firsts), np.concatenate(lasts), np.concatenate(sectors), written,
+            fp_med, float(t.max()))
+
+
+def component_stride(src):
+    """The output's component stride (elements; `q` in the generated source's header)."""
+    return int(re.search(r"^// \w+: output .* q (\d+)$", src, re.M).group(1))
 
 
 def lines_of(first, last, sectors, per_line):
@@ -183,7 +199,9 @@ def measure(binary, out_path, kernel, dtype, domain, configs):
         lines_open = open_over_run(lf, ll, run)
         so = np.argsort(lf, kind="stable")
         spread = (last - first) / fp_med if len(first) else np.zeros(1)
-        lost = {str(lim): replay(lf[so], ll[so], lim) for lim in LIMITS_LINES}
+        # The replay is a Python loop: left out (None) past REPLAY_LINES lines.
+        lost = {str(lim): replay(lf[so], ll[so], lim) if len(lf) <= REPLAY_LINES else None
+                for lim in LIMITS_LINES}
         res = {"block": block, "fold": fold, "variant": st["variant"], "grid": grid,
                "max_rel_error": err,
                "registers": int(kern.attributes["num_regs"]),
@@ -199,7 +217,7 @@ def measure(binary, out_path, kernel, dtype, domain, configs):
               f"{mean_open:.2f} MiB (p90 {res['open_mib_p90']:.2f}, max {res['open_mib_max']:.2f}),"
               f" lines {lines_open[0]:.0f} (p90 {lines_open[1]:.0f}, max {lines_open[2]:.0f}),"
               f" spread p50/p90 {res['spread_p50']:.2f}/{res['spread_p90']:.2f} fold points, lost "
-              + " ".join(f"{k}:{x:.2f}" for k, x in lost.items()), flush=True)
+              + " ".join(f"{k}:{x:.2f}" for k, x in lost.items() if x is not None), flush=True)
     json.dump({**provenance(cp), "kernel": kernel, "dtype": dtype, "domain": domain,
                "limits_lines": LIMITS_LINES, "results": results}, open(out_path, "w"), indent=1)
 
@@ -229,7 +247,8 @@ def summary(path, *reports):
                 f"{r['open_lines_mean'] / 1024:.1f} / {r['open_lines_p90'] / 1024:.1f} / "
                 f"{r['open_lines_max'] / 1024:.1f} | "
                 f"{r['spread_p50']:.2f} / {r['spread_p90']:.2f} | "
-                + " | ".join(f"{r['lost'][x]:.2f}" for x in lims) + " |")
+                + " | ".join("–" if r["lost"][x] is None else f"{r['lost'][x]:.2f}" for x in lims)
+                + " |")
         m = meas.get((tuple(r["block"]), tuple(r["fold"])))
         if m and r.get("variant", "orig") == "orig":
             # The output written once is the report's minimal DRAM store; what is written beyond
