@@ -23,8 +23,12 @@ LEVELS = ["l1_load_requests", "l1_wavefronts", "l2_load", "l2_store", "dram_load
 # class: (level, the assumption that fails, where the evidence is)
 CLASSES = {
     "partial": ("DRAM load", "write-back: L2 writes partly written sectors back before other "
-                "stores complete them, each then costing a fill and a second write",
-                "README sections on partly written sectors; l2-traffic/threshold"),
+                "stores complete them, each then costing a fill and a second write, once the "
+                "lines holding such sectors pass a limit that comes earlier the further apart "
+                "they lie; the lockstep waves keep neighbouring blocks' pieces together, where "
+                "the GPU's blocks drift apart",
+                "README sections on partly written sectors and lines; l2-traffic/threshold, "
+                "l2-traffic/pstride, partial-drift"),
     "l2-less": ("DRAM load", "L2 capacity: L2 loses reuses the model keeps (reuse distances "
                 "on the steep part of the measured curve, the L2 split, written data taking "
                 "more room than read data; in SoA tiles folded along x, the other half of a "
