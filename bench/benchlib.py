@@ -157,9 +157,20 @@ def check_lbm_soa(cp, u, v, src, what):
     return err
 
 
+def set_carveout(kern, percent):
+    """Sets a kernel's carve-out preference (the share of the unified L1 given to shared
+    memory, in per cent; CuPy moved the attribute between versions)."""
+    import cupy as cp
+
+    fn = kern.kernel if hasattr(kern, "kernel") else kern.function
+    attr = cp.cuda.driver.CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT
+    cp.cuda.driver.funcSetAttribute(fn.ptr, attr, percent)
+
+
 def stamped_run(cp, binary, kernel, dtype, domain, config):
-    """Emits the CUDA twin of `config` (`bx,by,bz/fx,fy,fz`, or with `/l1` or `/l2` one of the
-    [`LOAD_PERIODS`] variants; a stencil, or an LBM kernel in structure-of-arrays layout),
+    """Emits the CUDA twin of `config` (`bx,by,bz/fx,fy,fz`, then optionally `/l1` or `/l2` for
+    one of the [`LOAD_PERIODS`] variants and `/cN` for a carve-out of N %; a stencil, or an LBM
+    kernel in structure-of-arrays layout),
     checks its output against the reference (exits where it differs)
     and runs it again with every warp stamping `%globaltimer` at its fold points (see
     [`stamp_fold_points`]); a dict of `block`, `fold`, `variant` (`orig` where none), `src` (the
@@ -169,13 +180,17 @@ def stamped_run(cp, binary, kernel, dtype, domain, config):
     parts = config.split("/")
     block = [int(x) for x in parts[0].split(",")]
     fold = [int(x) for x in parts[1].split(",")]
-    which = parts[2] if len(parts) > 2 else "orig"
+    carveout = next((int(p[1:]) for p in parts[2:] if re.fullmatch(r"c\d+", p)), None)
+    which = next((p for p in parts[2:] if p in LOAD_PERIODS), "orig")
     src, grid, ext, name = emit_cuda(binary, kernel, block, fold, dtype, domain)
     if which != "orig":
         src = redirect_loads(src, LOAD_PERIODS[which])
     isrc, points = stamp_fold_points(src, "globaltimer")
     nf = len(points)
     kern = cp.RawKernel(isrc, name)
+    if carveout is not None:
+        kern.compile()
+        set_carveout(kern, carveout)
     lbm = " components, strides" in src and " x 1 components" not in src
     if lbm and which != "orig":
         sys.exit("the load variants are for stencils")
@@ -191,7 +206,8 @@ def stamped_run(cp, binary, kernel, dtype, domain, config):
     rec.fill(0)
     kern(tuple(grid), tuple(block), (u, v, rec))
     cp.cuda.runtime.deviceSynchronize()
-    return {"block": block, "fold": fold, "variant": which, "src": src, "grid": grid,
+    return {"block": block, "fold": fold, "variant": which, "carveout": carveout, "src": src,
+            "grid": grid,
             "points": points,
             "wpb": wpb, "records": cp.asnumpy(rec).reshape(nb * wpb, nf + 2), "kernel": kern,
             "max_rel_error": err}

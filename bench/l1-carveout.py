@@ -32,7 +32,7 @@ import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from benchlib import (check_twin, emit_cuda, ncu_rows, number, parse_twin, provenance,  # noqa: E402
-                      sim_domain, twin_fields)
+                      set_carveout, sim_domain, twin_fields)
 
 METRICS = [
     "lts__t_sectors_srcunit_tex_op_read.sum",
@@ -49,15 +49,6 @@ METRICS = [
 ]
 # The SM's L1 and shared memory together (H100, H200: 256 KiB).
 UNIFIED_BYTES = 256 * 1024
-
-
-def set_carveout(kern, percent):
-    """Sets the kernel's carve-out preference (CuPy moved the attribute between versions)."""
-    import cupy as cp
-
-    fn = kern.kernel if hasattr(kern, "kernel") else kern.function
-    attr = cp.cuda.driver.CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT
-    cp.cuda.driver.funcSetAttribute(fn.ptr, attr, percent)
 
 
 def launch(plan_path):

@@ -27,8 +27,9 @@ of its first and last piece (a sector one store completes is never partly writte
 
 usage (on a machine with an NVIDIA GPU, CuPy and the stencilscope binary):
   bench/partial-drift.py measure BIN OUT.json KERNEL.toml DTYPE DOMAIN CONFIG...
-    CONFIG = bx,by,bz/fx,fy,fz[/l1|l2] (for example 1,4,32/1,4,2, or 1,4,32/1,4,2/l1 for the
-    variant whose loads all hit L1, `benchlib.LOAD_PERIODS`)
+    CONFIG = bx,by,bz/fx,fy,fz[/l1|l2][/cN] (for example 1,4,32/1,4,2; 1,4,32/1,4,2/l1 for the
+    variant whose loads all hit L1, `benchlib.LOAD_PERIODS`; 1,4,32/1,4,2/c100 at a carve-out
+    of 100 % shared memory)
   bench/partial-drift.py summary OUT.json [REPORT.json ...]
     REPORT: counter reports of the same kernel and domain (`stencilscope counters`, or the
     `raw/*-device-report.json` they come from): each configuration's measured DRAM write beyond
@@ -202,7 +203,8 @@ def measure(binary, out_path, kernel, dtype, domain, configs):
         # The replay is a Python loop: left out (None) past REPLAY_LINES lines.
         lost = {str(lim): replay(lf[so], ll[so], lim) if len(lf) <= REPLAY_LINES else None
                 for lim in LIMITS_LINES}
-        res = {"block": block, "fold": fold, "variant": st["variant"], "grid": grid,
+        res = {"block": block, "fold": fold, "variant": st["variant"],
+               "carveout": st["carveout"], "grid": grid,
                "max_rel_error": err,
                "registers": int(kern.attributes["num_regs"]),
                "run_us": run, "fold_point_us": fp_med, "sectors_written": written,
@@ -213,7 +215,7 @@ def measure(binary, out_path, kernel, dtype, domain, configs):
                "spread_p50": float(np.percentile(spread, 50)),
                "spread_p90": float(np.percentile(spread, 90)), "lost": lost}
         results.append(res)
-        print(f"{block} fold {fold} {st['variant']}: run {run:.0f} µs, split {res['sectors_split']:.2f}, open "
+        print(f"{block} fold {fold} {st['variant']} carve-out {st['carveout']}: run {run:.0f} µs, split {res['sectors_split']:.2f}, open "
               f"{mean_open:.2f} MiB (p90 {res['open_mib_p90']:.2f}, max {res['open_mib_max']:.2f}),"
               f" lines {lines_open[0]:.0f} (p90 {lines_open[1]:.0f}, max {lines_open[2]:.0f}),"
               f" spread p50/p90 {res['spread_p50']:.2f}/{res['spread_p90']:.2f} fold points, lost "
@@ -250,7 +252,7 @@ def summary(path, *reports):
                 + " | ".join("–" if r["lost"][x] is None else f"{r['lost'][x]:.2f}" for x in lims)
                 + " |")
         m = meas.get((tuple(r["block"]), tuple(r["fold"])))
-        if m and r.get("variant", "orig") == "orig":
+        if m and r.get("variant", "orig") == "orig" and r.get("carveout") is None:
             # The output written once is the report's minimal DRAM store; what is written beyond
             # it, per split sector.
             rec, ideal = m
