@@ -1623,16 +1623,12 @@ impl BlockScratch {
         // fewer than the tile's x-fold points, the other sectors of their lines lie outside it.
         let (slots, rooms) = (sh.slots.max(1) as f64, &t.line_room);
         let room = |c: &Link| -> f64 {
-            if c.m > 0 {
+            if c.m > 0 || rooms.is_empty() {
                 return 1.0;
             }
+            // `rooms` is indexed by fold points less one, as `ws_at` by steps.
             let n = (c.now.saturating_sub(c.then) as f64 / slots).max(1.0);
-            let k = n.floor() as usize;
-            match (rooms.get(k - 1), rooms.get(k)) {
-                (Some(&a), Some(&b)) => a + (b - a) * (n - k as f64),
-                (Some(&a), None) => a,
-                _ => 1.0,
-            }
+            ws_at(rooms, n - 1.0)
         };
         let distance = |c: &Link| -> f64 {
             win.distance(
