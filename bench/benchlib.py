@@ -170,19 +170,22 @@ def set_carveout(kern, percent):
 def stamped_run(cp, binary, kernel, dtype, domain, config):
     """Emits the CUDA twin of `config` (`bx,by,bz/fx,fy,fz`, then optionally `/l1` or `/l2` for
     one of the [`LOAD_PERIODS`] variants and `/cN` for a carve-out of N %; a stencil, or an LBM
-    kernel in structure-of-arrays layout),
-    checks its output against the reference (exits where it differs)
-    and runs it again with every warp stamping `%globaltimer` at its fold points (see
-    [`stamp_fold_points`]); a dict of `block`, `fold`, `variant` (`orig` where none), `src` (the
-    unstamped source), `grid`, `points` (the fold points in order), `wpb` (warps per block),
-    `records` (one row per warp: SM, the stamps, the end; a NumPy array), `kernel` (the stamped
-    one) and `max_rel_error`."""
+    kernel in structure-of-arrays layout), checks its output against the reference (exits where
+    it differs) and runs it again with every warp stamping `%globaltimer` at its fold points (see
+    [`stamp_fold_points`]); a dict of `block`, `fold`, `variant` (`orig` where none), `carveout`
+    (None where not set), `src` (the unstamped source), `grid`, `points` (the fold points in
+    order), `wpb` (warps per block), `records` (one row per warp: SM, the stamps, the end; a
+    NumPy array), `kernel` (the stamped one) and `max_rel_error`."""
     parts = config.split("/")
     block = [int(x) for x in parts[0].split(",")]
     fold = [int(x) for x in parts[1].split(",")]
     carveout = next((int(p[1:]) for p in parts[2:] if re.fullmatch(r"c\d+", p)), None)
     which = next((p for p in parts[2:] if p in LOAD_PERIODS), "orig")
     src, grid, ext, name = emit_cuda(binary, kernel, block, fold, dtype, domain)
+    # An LBM twin's input has a component per population; a stencil's one.
+    lbm = int(re.search(r"^// fld_\w+: input .* x (\d+) components", src, re.M).group(1)) > 1
+    if lbm and which != "orig":
+        sys.exit("the load variants are for stencils")
     if which != "orig":
         src = redirect_loads(src, LOAD_PERIODS[which])
     isrc, points = stamp_fold_points(src, "globaltimer")
@@ -191,12 +194,13 @@ def stamped_run(cp, binary, kernel, dtype, domain, config):
     if carveout is not None:
         kern.compile()
         set_carveout(kern, carveout)
-    lbm = " components, strides" in src and " x 1 components" not in src
-    if lbm and which != "orig":
-        sys.exit("the load variants are for stencils")
-    u, v = lbm_soa_fields(cp, src) if lbm else twin_fields(cp, ext, dtype)
-    if which != "orig":
+    if lbm:
+        u, v = lbm_soa_fields(cp, src)
+    elif which != "orig":
         u = periodic_input(cp, ext, dtype, LOAD_PERIODS[which])
+        v = cp.zeros_like(u)
+    else:
+        u, v = twin_fields(cp, ext, dtype)
     wpb = (block[0] * block[1] * block[2] + 31) // 32
     nb = grid[0] * grid[1] * grid[2]
     rec = cp.zeros(nb * wpb * (nf + 2), dtype=cp.uint64)
@@ -207,9 +211,8 @@ def stamped_run(cp, binary, kernel, dtype, domain, config):
     kern(tuple(grid), tuple(block), (u, v, rec))
     cp.cuda.runtime.deviceSynchronize()
     return {"block": block, "fold": fold, "variant": which, "carveout": carveout, "src": src,
-            "grid": grid,
-            "points": points,
-            "wpb": wpb, "records": cp.asnumpy(rec).reshape(nb * wpb, nf + 2), "kernel": kern,
+            "grid": grid, "points": points, "wpb": wpb,
+            "records": cp.asnumpy(rec).reshape(nb * wpb, nf + 2), "kernel": kern,
             "max_rel_error": err}
 
 

@@ -432,6 +432,9 @@ METRICS = [
     "lts__t_sectors_srcunit_tex_op_write_lookup_miss.sum",
     "gpu__time_duration.sum",
 ]
+# The probe sets `measure` runs.
+SETS = ("traffic", "partial", "capacity", "wcapacity", "stagger", "runs", "threshold", "pstride",
+        "partner", "promote", "pprio", "segments", "lines")
 SECTORS = 1 << 22  # sectors read or written by gather and scatter: 128 MiB
 EDGE = 256  # records, records-read and soa-store: a 256^3 domain
 LIMIT_L2_FETCH = 0x05  # cudaLimitMaxL2FetchGranularity
@@ -975,12 +978,8 @@ def main():
         launch(args[1])
     elif len(args) in (2, 3) and args[0] == "measure":
         which = args[2] if len(args) == 3 else "traffic"
-        if which not in ("traffic", "partial", "capacity", "wcapacity", "stagger", "runs",
-                         "threshold", "pstride", "partner", "promote", "pprio", "segments",
-                         "lines"):
-            sys.exit("the probe set is traffic, partial, capacity, wcapacity, stagger, runs, "
-                     "threshold, pstride, partner, promote, pprio, segments or lines, "
-                     f"not {which}")
+        if which not in SETS:
+            sys.exit(f"the probe set is {', '.join(SETS[:-1])} or {SETS[-1]}, not {which}")
         measure(args[1], which)
     elif len(args) == 2 and args[0] == "summary":
         summary(args[1])

@@ -68,8 +68,9 @@ def output_stores(src):
 
 
 def replay(opens, closes, limit):
-    """The share of the sectors (open and close times, sorted by opening) that a cache keeping at
-    most `limit` of them partly written fills early, filling the oldest first."""
+    """The share of the lines (open and close times of their partly written state, sorted by
+    opening) that a cache keeping at most `limit` of them partly written fills early, filling
+    the oldest first."""
     import numpy as np
 
     n = len(opens)
@@ -79,11 +80,11 @@ def replay(opens, closes, limit):
     lost = np.zeros(n, dtype=bool)
     closed = np.zeros(n, dtype=bool)
     count = 0
-    oldest = 0  # the oldest opened sector not yet closed or lost (opens are sorted)
+    oldest = 0  # the oldest opened line not yet closed or lost (opens are sorted)
     j = 0
     for i in range(n):
         t = opens[i]
-        # Sectors completed before this one opens leave the count.
+        # Lines completed before this one opens leave the count.
         while j < n and closes[order_close[j]] <= t:
             s = order_close[j]
             if not lost[s]:
@@ -136,9 +137,7 @@ def sectors_of(src, block, fold, grid, wpb, nf, rec, esize):
         tim = np.concatenate(times)
         order = np.argsort(sec, kind="stable")
         sec, tim = sec[order], tim[order]
-        starts = np.flatnonzero(np.r_[True, sec[1:] != sec[:-1]])
-        first = np.minimum.reduceat(tim, starts)
-        last = np.maximum.reduceat(tim, starts)
+        starts, first, last = spans(sec, tim, tim)
         split = last > first
         firsts.append(first[split])
         lasts.append(last[split])
@@ -153,14 +152,20 @@ def component_stride(src):
     return int(re.search(r"^// \w+: output .* q (\d+)$", src, re.M).group(1))
 
 
+def spans(keys, lo, hi):
+    """Per run of equal `keys` (sorted): where it starts, the least of `lo` and the greatest of
+    `hi` over it."""
+    import numpy as np
+
+    starts = np.flatnonzero(np.r_[True, keys[1:] != keys[:-1]])
+    return starts, np.minimum.reduceat(lo, starts), np.maximum.reduceat(hi, starts)
+
+
 def lines_of(first, last, sectors, per_line):
     """Per line holding a split sector, the times of the first and the last piece of its split
     sectors (a line holds partly written sectors from the one to the other, as a rule)."""
-    import numpy as np
-
-    line = sectors // per_line
-    starts = np.flatnonzero(np.r_[True, line[1:] != line[:-1]])
-    return np.minimum.reduceat(first, starts), np.maximum.reduceat(last, starts)
+    _, first, last = spans(sectors // per_line, first, last)
+    return first, last
 
 
 def open_over_run(first, last, run):
