@@ -55,8 +55,14 @@ CLASSES = {
     "narrow": ("L2 load", "scheduling order: blocks 1-2 threads wide re-fetch lines that "
                "x-neighbouring blocks share; their order decides the hits",
                "issue-order/; the refetch-chain prototype"),
-    "l1-less": ("L2 load", "L1 capacity/replacement: L1 loses halo rows earlier than the "
-                "model's 4-way set conflicts", "l1-policy/, l1-sets/, l1-carveout/"),
+    "l1-less": ("L2 load", "scheduling order and L1 replacement, at 8 or more blocks per SM: "
+                "the GPU runs as the lockstep simulator with the measured set function; the "
+                "visitor keeps more by the first fold point's burst interleave and by its "
+                "Poisson set conflicts", "visitor-vs-sim/; l1-policy/, l1-sets/, l1-interleave/"),
+    "block-drift": ("L2 load", "scheduling order, at 1-7 blocks per SM: the warps of a large "
+                    "block drift apart (the simulator's drift order of about two fold points), "
+                    "where lockstep, visitor and simulator alike, keeps the halo rows",
+                    "visitor-vs-sim/; warp-skew/"),
     "l1-more": ("L2 load", "scheduling order: L1 keeps more than the lockstep model, whose "
                 "warps touch the whole halo between two uses", "issue-order/"),
 }
@@ -87,7 +93,10 @@ def classify(sweep, r):
         elif block[0] <= 2 and e > 0:
             out.append("narrow")
         else:
-            out.append("l1-less" if e < 0 else "l1-more")
+            # Below 8 blocks per SM the visitor agrees with its lockstep simulator and both keep
+            # too much (visitor-vs-sim/).
+            low = r.get("blocks_per_sm", 0) < 8
+            out.append(("block-drift" if low else "l1-less") if e < 0 else "l1-more")
     return out
 
 

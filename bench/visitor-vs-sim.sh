@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# The visitor's L2 load against its own lockstep simulator, per configuration (issue 8): the
+# preset's estimate, the estimate without the first fold point's burst interleave (the preset
+# less `l1_interleave`, i.e. lockstep as the simulator), and the simulator's lockstep figure with
+# the measured L1 set function. No GPU; 5-60 s per configuration on a small domain.
+#
+# usage: bench/visitor-vs-sim.sh [CONFIGS] [BIN]
+#   CONFIGS  lines `kernel dtype block fold blocks-per-sm` (default: the l1-less misses of the
+#            H100's star3d_r4 f64 sweep, bench/visitor-vs-sim.txt)
+#   BIN      the stencilscope binary (default: target/release/stencilscope, built if missing)
+# env: MACHINE  the preset (default h100-sxm); DOMAIN (default 256,256,64)
+set -eu
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+CONFIGS=${1:-$HERE/bench/visitor-vs-sim.txt}
+BIN=${2:-$HERE/target/release/stencilscope}
+[ -x "$BIN" ] || (cd "$HERE" && cargo build --release --quiet)
+MACHINE=${MACHINE:-h100-sxm}
+DOMAIN=${DOMAIN:-256,256,64}
+TMP=$(mktemp -d)
+trap 'rm -rf "$TMP"' EXIT
+# The preset without the burst interleave: the machine file less its `l1_interleave` table and
+# that table's source line.
+python3 - "$HERE/machines/$MACHINE.toml" "$TMP/lockstep.toml" <<'EOF'
+import re, sys
+text = open(sys.argv[1]).read()
+text = re.sub(r"^l1_interleave = \[.*?\n\]\n", "", text, flags=re.S | re.M)
+text = re.sub(r"^l1_interleave = \".*?\"\n", "", text, flags=re.M)
+text = re.sub(r'^name = "(.*)"', r'name = "\1-lockstep"', text, flags=re.M)
+open(sys.argv[2], "w").write(text)
+EOF
+l2() { awk '/^L2 load/ {print $'"$1"'}'; }
+echo "| kernel | block | fold | blocks/SM | visitor | visitor, lockstep | simulator, lockstep |"
+echo "|---|---|---|---|---|---|---|"
+grep -v '^\s*\(#\|$\)' "$CONFIGS" | while read -r kernel dtype block fold bps; do
+  args=("$HERE/stencils/$kernel.toml" --dtype "$dtype" --domain "$DOMAIN" --block "$block"
+    --fold "$fold" --blocks-per-sm "$bps")
+  sim=$("$BIN" volumes "${args[@]}" --machine "$MACHINE" --simulate)
+  lock=$("$BIN" volumes "${args[@]}" --machine "$TMP/lockstep.toml")
+  echo "| $kernel $dtype | $block | $fold | $bps | $(l2 3 <<<"$sim") | $(l2 3 <<<"$lock") |" \
+    "$(l2 7 <<<"$sim") |"
+done
