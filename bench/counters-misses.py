@@ -95,7 +95,7 @@ def classify(sweep, r):
         else:
             # Below 8 blocks per SM the visitor agrees with its lockstep simulator and both keep
             # too much (visitor-vs-sim/).
-            low = r.get("blocks_per_sm", 0) < 8
+            low = r["blocks_per_sm"] < 8
             out.append(("block-drift" if low else "l1-less") if e < 0 else "l1-more")
     return out
 

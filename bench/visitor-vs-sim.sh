@@ -23,9 +23,13 @@ trap 'rm -rf "$TMP"' EXIT
 python3 - "$HERE/machines/$MACHINE.toml" "$TMP/lockstep.toml" <<'EOF'
 import re, sys
 text = open(sys.argv[1]).read()
-text = re.sub(r"^l1_interleave = \[.*?\n\]\n", "", text, flags=re.S | re.M)
-text = re.sub(r"^l1_interleave = \".*?\"\n", "", text, flags=re.M)
-text = re.sub(r'^name = "(.*)"', r'name = "\1-lockstep"', text, flags=re.M)
+for pattern, repl, flags in [(r"^l1_interleave = \[.*?\n\]\n", "", re.S | re.M),
+                             (r"^l1_interleave = \".*\"\n", "", re.M),
+                             (r'^name = "(.*)"', r'name = "\1-lockstep"', re.M)]:
+    text, n = re.subn(pattern, repl, text, count=1, flags=flags)
+    if n != 1:
+        # Without the table the lockstep column would repeat the preset's.
+        sys.exit(f"{sys.argv[1]}: no line matching {pattern!r} to take out or rename")
 open(sys.argv[2], "w").write(text)
 EOF
 l2() { awk '/^L2 load/ {print $'"$1"'}'; }
