@@ -56,13 +56,17 @@ CLASSES = {
                "x-neighbouring blocks share; their order decides the hits",
                "issue-order/; the refetch-chain prototype"),
     "l1-less": ("L2 load", "scheduling order and L1 replacement, at 8 or more blocks per SM: "
-                "the GPU runs as the lockstep simulator with the measured set function; the "
-                "visitor keeps more by the first fold point's burst interleave and by its "
-                "Poisson set conflicts", "visitor-vs-sim/; l1-policy/, l1-sets/, l1-interleave/"),
-    "block-drift": ("L2 load", "scheduling order, at 1-7 blocks per SM: the warps of a large "
-                    "block drift apart (the simulator's drift order of about two fold points), "
-                    "where lockstep, visitor and simulator alike, keeps the halo rows",
-                    "visitor-vs-sim/; warp-skew/"),
+                "the GPU runs near the lockstep simulator with the measured set function; the "
+                "visitor keeps more by its Poisson set conflicts and by the first fold point's "
+                "burst interleave (in the compiled order where the configuration has one, the "
+                "burst up to the first fold point's last load)",
+                "visitor-vs-sim/, compiled-order/; l1-policy/, l1-sets/, l1-interleave/"),
+    "block-drift": ("L2 load", "scheduling order, at 1-7 blocks per SM: L1 keeps halo rows the "
+                    "GPU loses; most such misses were the emitted issue order, which the compiled "
+                    "code does not keep (its fold points' loads interleave, compiled-order/); "
+                    "what is left is either a configuration without a compiled order or warps "
+                    "of a large block drifting apart",
+                    "compiled-order/, visitor-vs-sim/; warp-skew/"),
     "l1-more": ("L2 load", "scheduling order: L1 keeps more than the lockstep model, whose "
                 "warps touch the whole halo between two uses", "issue-order/"),
 }

@@ -10,6 +10,10 @@
 # env: GPU       h200 (default) or h100: which bench/results/GPU/counters to re-analyse
 #      EXP_FILE  the experiment machine file every sweep is also re-analysed with (suffix -step;
 #                default the GPU's preset with the step, bench/counters/GPU-step.toml)
+#      ORDERS    the compiled issue orders the estimates follow where they name a configuration
+#                (`counters --compiled-order`; default the sm_90 orders of the H100's SASS,
+#                bench/results/h100/counters/compiled-order/orders.txt, which both GPUs run);
+#                empty: every estimate in the emitted order
 set -eu
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 OUT=${1:-$(mktemp -d)}
@@ -28,6 +32,9 @@ case "$GPU" in
   *) echo "GPU must be h200 or h100, not $GPU" >&2; exit 2 ;;
 esac
 RES=$HERE/bench/results/$GPU/counters
+ORDERS=${ORDERS-$HERE/bench/results/h100/counters/compiled-order/orders.txt}
+ORDER_ARGS=()
+[ -z "$ORDERS" ] || ORDER_ARGS=(--compiled-order "$ORDERS")
 mkdir -p "$OUT"
 OUT=$(cd "$OUT" && pwd)
 STAR=$HERE/stencils/star3d_r4.toml
@@ -37,7 +44,8 @@ run() {
   local name=$1 csv=$2 machine=$3 domain=$4 raw=${RAW:-raw}; shift 4
   (cd "$RES" && "$BIN" counters "$@" --machine "$machine" --domain "$domain" \
     --from-csv "$raw/$csv.csv" --twin-info "$raw/$csv-twin.json" \
-    --original "$raw/$csv-device-report.json" --out "$OUT" --name "$name" > "$OUT/$name.log" 2>&1) \
+    --original "$raw/$csv-device-report.json" --out "$OUT" --name "$name" ${ORDER_ARGS[@]+"${ORDER_ARGS[@]}"} \
+    > "$OUT/$name.log" 2>&1) \
     || { echo "$name failed:"; tail -5 "$OUT/$name.log"; exit 1; }
 }
 # Every sweep of this GPU with MACHINE, each named with SUFFIX; adds the names to SWEEPS.

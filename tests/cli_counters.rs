@@ -280,3 +280,153 @@ fn saved_csv_of_a_real_run_is_analysed_again() {
         assert_eq!(r["registers_from"], "CU_FUNC_ATTRIBUTE_NUM_REGS");
     }
 }
+
+/// The emitted issue sequence of star3d_r4 f64 with `block` and `fold` on `domain`, reversed, as
+/// a line of a compiled-orders file.
+fn reversed_order_line(block: [usize; 3], fold: [usize; 3], domain: [usize; 3]) -> String {
+    use stencilscope::config::LaunchConfig;
+    use stencilscope::footprint::MemoryProgram;
+    use stencilscope::ir::{Domain, Dtype};
+    let mut k = stencilscope::spec::load_stencil("stencils/star3d_r4.toml".as_ref())
+        .unwrap()
+        .kernel;
+    k.set_dtype(Dtype::F64);
+    let d = Domain::new3(domain[0], domain[1], domain[2]);
+    let prog = MemoryProgram::new(&k, &d, &LaunchConfig::new(block, fold)).unwrap();
+    let steps: Vec<String> = prog
+        .issued_sequence()
+        .collect::<Vec<_>>()
+        .iter()
+        .rev()
+        .map(|(f, n)| format!("{f},{n}"))
+        .collect();
+    let t = |v: [usize; 3]| v.map(|x| x.to_string()).join(",");
+    format!(
+        "star3d_r4 f64 {} {} {}: {}\n",
+        t(block),
+        t(fold),
+        t(domain),
+        steps.join(" ")
+    )
+}
+
+#[test]
+fn compiled_orders_reach_the_estimates_of_a_saved_run() {
+    let csv = fixture("ncu-star3d_r4-f64-h200.csv");
+    let twin = fixture("ncu-star3d_r4-f64-h200-twin.json");
+    let dir = tempfile::tempdir().unwrap();
+    let run = |name: &str, orders: Option<&Path>| {
+        let mut args = vec![
+            "counters".to_string(),
+            "stencils/star3d_r4.toml".into(),
+            "--dtype".into(),
+            "f64".into(),
+            "--machine".into(),
+            "h200".into(),
+            "--domain".into(),
+            "256,256,256".into(),
+            "--from-csv".into(),
+            csv.display().to_string(),
+            "--twin-info".into(),
+            twin.display().to_string(),
+            "--out".into(),
+            dir.path().display().to_string(),
+            "--name".into(),
+            name.into(),
+        ];
+        if let Some(o) = orders {
+            args.extend(["--compiled-order".into(), o.display().to_string()]);
+        }
+        out(bin().args(&args))
+    };
+    let report = |name: &str| -> serde_json::Value {
+        serde_json::from_str(
+            &std::fs::read_to_string(dir.path().join(format!("{name}.json"))).unwrap(),
+        )
+        .unwrap()
+    };
+    let (ok, stdout, stderr) = run("emitted", None);
+    assert!(ok, "{stdout}\n{stderr}");
+    let emitted = report("emitted");
+    let first = &emitted["records"][0];
+    let cfg = |key: &str| -> [usize; 3] {
+        let v: Vec<usize> = first["config"][key]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|x| x.as_u64().unwrap() as usize)
+            .collect();
+        [v[0], v[1], v[2]]
+    };
+    let (block, fold) = (cfg("block"), cfg("fold"));
+    let orders = dir.path().join("orders.txt");
+    std::fs::write(&orders, reversed_order_line(block, fold, [256, 256, 256])).unwrap();
+    let (ok, stdout, stderr) = run("compiled", Some(&orders));
+    assert!(ok, "{stdout}\n{stderr}");
+    let compiled = report("compiled");
+    let records = compiled["records"].as_array().unwrap();
+    assert_eq!(records[0]["compiled_order"], true);
+    assert!(records[1..].iter().all(|r| r["compiled_order"] == false));
+    assert_eq!(records[1]["estimate"], emitted["records"][1]["estimate"]);
+    assert_ne!(records[0]["estimate"], first["estimate"]);
+    let n = records.len();
+    assert!(
+        stdout.contains(&format!(
+            "1 of {n} configurations estimated with the compiled issue order"
+        )),
+        "{stdout}"
+    );
+    // A malformed file is one message naming its line, and no report.
+    std::fs::write(&orders, "# orders\nstar3d_r4 f64 32,4,2 1,1,2: 0,0\n").unwrap();
+    let (ok, _, stderr) = run("bad", Some(&orders));
+    assert!(!ok);
+    assert!(stderr.contains("orders.txt, line 2:"), "{stderr}");
+    assert!(stderr.contains("5 words, found 4"), "{stderr}");
+}
+
+#[test]
+fn volumes_with_a_compiled_order_estimates_and_simulates_in_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let orders = dir.path().join("orders.txt");
+    std::fs::write(
+        &orders,
+        reversed_order_line([32, 2, 1], [1, 1, 2], [128, 128, 32]),
+    )
+    .unwrap();
+    let volumes = |block: &str, orders: Option<&Path>| {
+        let mut args = vec![
+            "volumes",
+            "stencils/star3d_r4.toml",
+            "--dtype",
+            "f64",
+            "--machine",
+            "h100-sxm",
+            "--domain",
+            "128,128,32",
+            "--block",
+            block,
+            "--fold",
+            "1,1,2",
+            "--simulate",
+        ]
+        .into_iter()
+        .map(String::from)
+        .collect::<Vec<_>>();
+        if let Some(o) = orders {
+            args.extend(["--compiled-order".into(), o.display().to_string()]);
+        }
+        out(bin().args(&args))
+    };
+    let (ok, emitted, stderr) = volumes("32,2,1", None);
+    assert!(ok, "{stderr}");
+    let (ok, compiled, stderr) = volumes("32,2,1", Some(&orders));
+    assert!(ok, "{stderr}");
+    assert_ne!(emitted, compiled);
+    // A configuration the file does not name: an error that says what the lines name.
+    let (ok, _, stderr) = volumes("32,4,1", Some(&orders));
+    assert!(!ok);
+    assert!(
+        stderr.contains("has no compiled order for star3d_r4 (f64) block 32x4x1 fold 1x1x2"),
+        "{stderr}"
+    );
+}

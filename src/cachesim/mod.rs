@@ -631,8 +631,33 @@ pub fn simulate_counts(
     order: IssueOrder,
     l1_replacement: L1Replacement,
 ) -> Result<SimCounts, FootprintError> {
-    params.check()?;
     let prog = MemoryProgram::new(kernel, domain, config)?;
+    simulate_program_counts(&prog, params, order, l1_replacement)
+}
+
+/// As [`simulate_counts`], for a program built already: where it has a compiled issue order
+/// ([`MemoryProgram::with_compiled_order`]), each warp issues its instructions in that order (the
+/// lockstep, drift, window and timed orders; the others interleave the emitted order's fold
+/// points and refuse it).
+pub fn simulate_program_counts(
+    prog: &MemoryProgram,
+    params: &CacheParams,
+    order: IssueOrder,
+    l1_replacement: L1Replacement,
+) -> Result<SimCounts, FootprintError> {
+    params.check()?;
+    let (domain, config) = (&prog.domain, &prog.config);
+    let compiled = prog.compiled_order.is_some();
+    if compiled
+        && matches!(
+            order,
+            IssueOrder::WarpBurst | IssueOrder::SchedulerBurst | IssueOrder::Interleave { .. }
+        )
+    {
+        return Err(FootprintError::CompiledOrder(format!(
+            "the simulator's {order:?} order interleaves the emitted fold points; use lockstep, drift, window or timed with a compiled issue order"
+        )));
+    }
     let elem = prog.layouts.iter().map(|l| l.elem_size).max().unwrap_or(1);
     if params.sector_bytes > 64 || !params.sector_bytes.is_multiple_of(elem) {
         return Err(FootprintError::BadParams(format!(
@@ -656,7 +681,7 @@ pub fn simulate_counts(
     if let IssueOrder::Timed(timing) = order {
         let seq: Vec<(usize, usize)> = prog.issued_sequence().collect();
         let work = StencilWork {
-            prog: &prog,
+            prog,
             store: seq
                 .iter()
                 .map(|&(_, n)| prog.instructions[n].kind == AccessKind::Store)
@@ -689,19 +714,44 @@ pub fn simulate_counts(
         // `(fold point, instruction, block, warp)` in issue order, then their accesses.
         let parts = match order {
             IssueOrder::Drift { .. } | IssueOrder::Window { .. } => 1,
+            IssueOrder::Lockstep if compiled => 1,
             _ => folds.len(),
         };
         for part in 0..parts {
             issues.clear();
             match order {
+                IssueOrder::Drift { hundredths } if compiled => {
+                    // Lockstep in the compiled order (a fold point is the issued instructions'
+                    // average per fold point), each warp late by its delay.
+                    let per_fold = prog.issued.iter().filter(|&&b| b).count() as f64
+                        / folds.len().max(1) as f64;
+                    let max = f64::from(hundredths) / 100.0 * per_fold;
+                    timed_issues(
+                        prog,
+                        wave_blocks.len(),
+                        nwarps,
+                        |bi, w, _, _, i| i + drift_delay(start + bi, w, max),
+                        &mut issues,
+                    );
+                }
                 IssueOrder::Drift { hundredths } => {
                     // Each warp's instructions at their lockstep time plus its delay.
                     let max = f64::from(hundredths) / 100.0 * ninstr as f64;
                     timed_issues(
-                        &prog,
+                        prog,
                         wave_blocks.len(),
                         nwarps,
                         |bi, w, fi, n, _| fi * ninstr + n + drift_delay(start + bi, w, max),
+                        &mut issues,
+                    );
+                }
+                IssueOrder::Lockstep if compiled => {
+                    // Instruction by instruction in the compiled order.
+                    timed_issues(
+                        prog,
+                        wave_blocks.len(),
+                        nwarps,
+                        |_, _, _, _, i| i,
                         &mut issues,
                     );
                 }
@@ -710,7 +760,7 @@ pub fn simulate_counts(
                     // (0 for the first burst).
                     let burst = loads.max(1) as usize;
                     timed_issues(
-                        &prog,
+                        prog,
                         wave_blocks.len(),
                         nwarps,
                         |_, _, _, _, i| (i + 1).saturating_sub(burst),
@@ -763,7 +813,7 @@ pub fn simulate_counts(
                     continue;
                 }
                 let (sm, b) = wave_blocks[bi];
-                sim.warp_instruction(&prog, &mut scratch, n, folds[fi], sm, b, w);
+                sim.warp_instruction(prog, &mut scratch, n, folds[fi], sm, b, w);
             }
         }
     }
@@ -877,12 +927,24 @@ pub fn simulate_in(
     order: IssueOrder,
     l1_replacement: L1Replacement,
 ) -> Result<DataVolumes, FootprintError> {
-    let c = simulate_counts(kernel, domain, config, params, order, l1_replacement)?;
-    let n = domain.points() as f64;
+    let prog = MemoryProgram::new(kernel, domain, config)?;
+    simulate_program(&prog, params, order, l1_replacement)
+}
+
+/// As [`simulate_in`], for a program built already (in its compiled issue order where it has
+/// one, see [`simulate_program_counts`]).
+pub fn simulate_program(
+    prog: &MemoryProgram,
+    params: &CacheParams,
+    order: IssueOrder,
+    l1_replacement: L1Replacement,
+) -> Result<DataVolumes, FootprintError> {
+    let c = simulate_program_counts(prog, params, order, l1_replacement)?;
+    let n = prog.domain.points() as f64;
     let s = params.sector_bytes as f64;
     // The LRU L2 keeps partly written sectors until they complete; the measured early
     // write-backs are the visitor's charge, added alike.
-    let early = crate::footprint::early_write_backs(kernel, domain, config, params)?;
+    let early = crate::footprint::early_write_backs_program(prog, params)?;
     Ok(DataVolumes {
         l1_load_requests: c.l1_load_sectors as f64 * s / n,
         l1_wavefronts: c.l1_bank_passes as f64 / n

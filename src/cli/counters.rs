@@ -4,8 +4,8 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use stencilscope::counters::{
-    self, compare, flush_notes, ncu, select_configs, summarize, CompareInput, ConfigSpec,
-    CountersError, CountersSweep, TwinInfo, TwinPlan,
+    self, compare, flush_notes, ncu, select_configs, summarize, CompareInput, CompiledOrders,
+    ConfigSpec, CountersError, CountersSweep, TwinInfo, TwinPlan,
 };
 use stencilscope::ir::Domain;
 use stencilscope::model::estimate_registers;
@@ -72,6 +72,11 @@ pub struct CountersArgs {
     /// version and command, the command line, date, commit, carve-out) is kept.
     #[arg(long, requires = "from_csv")]
     original: Option<PathBuf>,
+    /// The compiled code's issue orders (`bench/compiled-order.py orders`): the estimate of every
+    /// configuration the file names follows the order its compiled twin issues loads and stores
+    /// in, not the emitted one.
+    #[arg(long)]
+    compiled_order: Option<PathBuf>,
     /// Print the selected configurations and stop (needs no ncu).
     #[arg(long, conflicts_with = "from_csv")]
     list: bool,
@@ -387,6 +392,10 @@ pub fn run(a: &CountersArgs, out: &mut impl Write) -> Result<(), CliError> {
         }
     };
     let (launches, skipped) = ncu::parse_csv_lenient(&profile.csv)?;
+    let orders = match &a.compiled_order {
+        Some(p) => Some(CompiledOrders::read(p)?),
+        None => None,
+    };
     let twin_regs: Vec<(String, usize)> = profile
         .twin
         .as_ref()
@@ -406,8 +415,17 @@ pub fn run(a: &CountersArgs, out: &mut impl Write) -> Result<(), CliError> {
             domain: &domain,
             machine: &machine,
             fallback_registers: &fallback,
+            compiled_orders: orders.as_ref(),
         },
     )?;
+    if let Some(o) = &orders {
+        let n = records.iter().filter(|r| r.compiled_order).count();
+        notes.push(format!(
+            "{n} of {} configurations estimated with the compiled issue order of {} (the others with the emitted order)",
+            records.len(),
+            o.path().display()
+        ));
+    }
     notes.extend(fetch_note);
     notes.extend(profile.notes);
     if !skipped.is_empty() {

@@ -4,6 +4,7 @@ use std::io::Write;
 use std::path::PathBuf;
 use stencilscope::cachesim;
 use stencilscope::config::LaunchConfig;
+use stencilscope::counters::CompiledOrders;
 use stencilscope::footprint::{self, CacheParams};
 use stencilscope::ir::Domain;
 use stencilscope::spec::load_machine;
@@ -37,6 +38,11 @@ pub struct VolumesArgs {
     /// Resident blocks per SM, overriding the occupancy calculation.
     #[arg(long)]
     blocks_per_sm: Option<usize>,
+    /// The compiled code's issue orders (`bench/compiled-order.py orders`): estimate (and
+    /// simulate) with the order the compiled kernel issues this configuration's loads and stores
+    /// in, rather than the emitted one; the file must name the configuration.
+    #[arg(long)]
+    compiled_order: Option<PathBuf>,
     /// Also run the exact cache simulator (small domains only) and print its figures alongside.
     #[arg(long)]
     simulate: bool,
@@ -158,7 +164,21 @@ pub fn run(a: &VolumesArgs, out: &mut impl Write) -> Result<(), CliError> {
         }
     };
     let params = CacheParams::from_machine(&machine, config.threads(), bps);
-    let est = footprint::estimate(k, &config, &domain, &params)?;
+    let mut prog = footprint::MemoryProgram::new(k, &domain, &config)?;
+    if let Some(path) = &a.compiled_order {
+        let orders = CompiledOrders::read(path)?;
+        let Some(order) = orders.get(k, &config, &domain) else {
+            return Err(CliError::Usage(format!(
+                "{} has no compiled order for {} ({}) {config} on {domain}; its lines name the kernel, element type, block, fold and domain",
+                path.display(),
+                k.name,
+                k.dtype()
+            )));
+        };
+        prog = prog.with_compiled_order(order.to_vec())?;
+    }
+    params.check()?;
+    let est = footprint::Estimator::default().estimate_program(&prog, &params)?;
     // Each order's own option is used with that order only.
     for (given, option, sets, order) in [
         (
@@ -216,9 +236,7 @@ pub fn run(a: &VolumesArgs, out: &mut impl Write) -> Result<(), CliError> {
             L1ReplacementArg::Lru => cachesim::L1Replacement::Lru,
             L1ReplacementArg::Random => cachesim::L1Replacement::Random,
         };
-        Some(cachesim::simulate_in(
-            k, &domain, &config, &params, order, l1,
-        )?)
+        Some(cachesim::simulate_program(&prog, &params, order, l1)?)
     } else {
         None
     };

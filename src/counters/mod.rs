@@ -30,10 +30,12 @@
 //!   pass for a volume error.
 
 pub mod ncu;
+mod order;
 mod select;
 #[cfg(feature = "cuda")]
 pub mod twin;
 
+pub use order::CompiledOrders;
 pub use select::{parse_config_list, select_configs, ConfigSpec};
 
 use crate::config::LaunchConfig;
@@ -106,6 +108,26 @@ pub enum CountersError {
         path: PathBuf,
         /// The operating system's reason.
         source: std::io::Error,
+    },
+    /// A compiled-orders file (`--compiled-order`) that cannot be read.
+    #[error("{}, line {line}: {message}", path.display())]
+    CompiledOrders {
+        /// The file.
+        path: PathBuf,
+        /// 1-based line.
+        line: usize,
+        /// What is wrong.
+        message: String,
+    },
+    /// A compiled order that names other instructions than the estimate's program issues.
+    #[error("{}: the order of {entry} does not fit the program the estimate builds ({source}); was it taken from another emitter's code?", path.display())]
+    CompiledOrderMismatch {
+        /// The file.
+        path: PathBuf,
+        /// The twin's entry name of the configuration.
+        entry: String,
+        /// What does not fit.
+        source: FootprintError,
     },
     /// A `--configs` value that is neither `top:K`, `sample:N` nor a readable list.
     #[error("--configs {0}")]
@@ -302,6 +324,10 @@ pub struct ConfigRecord {
     /// reported it) leaves of the SM's L1 and shared memory, else the machine's `l1_bytes`.
     #[serde(default)]
     pub l1_bytes: usize,
+    /// Whether the estimate took the compiled code's issue order (`--compiled-order`), not the
+    /// emitted one.
+    #[serde(default)]
+    pub compiled_order: bool,
     /// Kernel duration under the profiler, seconds.
     pub duration_s: Option<f64>,
     /// The footprint visitor's volumes.
@@ -507,6 +533,9 @@ pub struct CompareInput<'a> {
     pub machine: &'a MachineModel,
     /// Registers per thread where ncu did not report them (e.g. the twin's figures).
     pub fallback_registers: &'a dyn Fn(&LaunchConfig) -> (usize, String),
+    /// The compiled code's issue orders, for the configurations they name (the estimate of the
+    /// others takes the emitted order).
+    pub compiled_orders: Option<&'a CompiledOrders>,
 }
 
 /// Pairs each twin kernel launch with the eviction launch after it, estimates its volumes and
@@ -567,7 +596,23 @@ pub fn compare(
             })
             .unwrap_or(input.machine.l1_bytes);
         let params = CacheParams::for_l1(input.machine, config.threads(), blocks_per_sm, l1_bytes);
-        let estimate = estimator.estimate(input.kernel, input.domain, &config, &params)?;
+        let mut prog = footprint::MemoryProgram::new(input.kernel, input.domain, &config)?;
+        let compiled = input
+            .compiled_orders
+            .and_then(|o| o.get(input.kernel, &config, input.domain));
+        if let Some(order) = compiled {
+            prog = prog.with_compiled_order(order.to_vec()).map_err(|source| {
+                CountersError::CompiledOrderMismatch {
+                    path: input
+                        .compiled_orders
+                        .map(|o| o.path().to_path_buf())
+                        .unwrap_or_default(),
+                    entry: l.kernel.clone(),
+                    source,
+                }
+            })?;
+        }
+        let estimate = estimator.estimate_program(&prog, &params)?;
         let errors = Level::ALL
             .iter()
             .map(|lv| relative_error(lv.estimate(&estimate), measured.get(*lv)))
@@ -579,6 +624,7 @@ pub fn compare(
             registers_from,
             blocks_per_sm,
             l1_bytes: params.l1_bytes,
+            compiled_order: compiled.is_some(),
             duration_s: l.metrics.get(ncu::DURATION).copied(),
             estimate,
             measured,

@@ -158,6 +158,7 @@ fn compare_pairs_launches_and_uses_measured_registers() {
         domain: &d,
         machine: &m,
         fallback_registers: &fallback,
+        compiled_orders: None,
     };
     let (records, notes) = compare(&launches, &input).unwrap();
     assert!(notes.is_empty(), "{notes:?}");
@@ -200,6 +201,7 @@ fn the_estimate_takes_the_l1_the_launch_got() {
             domain: &d,
             machine: m,
             fallback_registers: &fallback,
+            compiled_orders: None,
         };
         let (mut records, notes) = compare(&launches, &input).unwrap();
         (records.remove(0), notes)
@@ -254,6 +256,7 @@ fn compare_without_twin_kernels_or_eviction() {
         domain: &d,
         machine: &m,
         fallback_registers: &fallback,
+        compiled_orders: None,
     };
     let other = "\"ID\",\"Kernel Name\",\"Metric Name\",\"Metric Unit\",\"Metric Value\"\n\"0\",\"other\",\"dram__bytes_read.sum\",\"byte\",\"5\"\n";
     let l = ncu::parse_csv(other).unwrap();
@@ -290,6 +293,7 @@ fn report_pages_show_every_level_and_configuration() {
             domain: &d,
             machine: &m,
             fallback_registers: &fallback,
+            compiled_orders: None,
         };
         records.extend(compare(&ncu::parse_csv(&csv).unwrap(), &input).unwrap().0);
     }
@@ -490,5 +494,113 @@ fn the_estimate_reads_the_fetches_the_twin_set() {
     for bad in [0, 48, 256] {
         let e = machine_for_fetch(&h100, Some(bad)).unwrap_err();
         assert!(e.to_string().contains("32-byte sectors"), "{e}");
+    }
+}
+
+/// The line of a compiled-orders file for `k` launched with `c` on `d` in `order`.
+fn order_line(k: &Kernel, c: &LaunchConfig, d: &Domain, order: &[(usize, usize)]) -> String {
+    let t = |v: [usize; 3]| v.map(|x| x.to_string()).join(",");
+    let steps: Vec<String> = order.iter().map(|(f, n)| format!("{f},{n}")).collect();
+    format!(
+        "{} {} {} {} {}: {}\n",
+        k.name,
+        format!("{:?}", k.dtype()).to_lowercase(),
+        t(c.block),
+        t(c.fold),
+        t(d.size),
+        steps.join(" ")
+    )
+}
+
+#[test]
+fn compare_follows_the_compiled_order_the_file_names() {
+    let k = star();
+    let d = Domain::new3(64, 32, 32);
+    let m = load_machine("h200").unwrap();
+    let c = LaunchConfig::new([32, 4, 2], [1, 1, 2]);
+    let (csv, emitted) = synthetic_csv(&k, &d, &m, &c, 1.0);
+    let launches = ncu::parse_csv(&csv).unwrap();
+    let fallback = |_: &LaunchConfig| (999, "unused".to_string());
+    let prog = || footprint::MemoryProgram::new(&k, &d, &c).unwrap();
+    let reversed: Vec<(usize, usize)> = prog()
+        .issued_sequence()
+        .collect::<Vec<_>>()
+        .into_iter()
+        .rev()
+        .collect();
+    let run = |text: &str| {
+        let orders = CompiledOrders::parse(text, "orders.txt".as_ref()).unwrap();
+        let input = CompareInput {
+            kernel: &k,
+            domain: &d,
+            machine: &m,
+            fallback_registers: &fallback,
+            compiled_orders: Some(&orders),
+        };
+        compare(&launches, &input).map(|(mut r, _)| r.remove(0))
+    };
+    // Named: the estimate is the program's in that order.
+    let r = run(&order_line(&k, &c, &d, &reversed)).unwrap();
+    assert!(r.compiled_order);
+    let params = CacheParams::from_machine(&m, c.threads(), r.blocks_per_sm);
+    let want = footprint::Estimator::default()
+        .estimate_program(
+            &prog().with_compiled_order(reversed.clone()).unwrap(),
+            &params,
+        )
+        .unwrap();
+    assert_eq!(r.estimate, want);
+    assert_ne!(r.estimate, emitted);
+    // Another configuration's line: the emitted order.
+    let other = LaunchConfig::new([32, 4, 2], [1, 1, 1]);
+    let r = run(&order_line(&k, &other, &d, &[(0, 0)])).unwrap();
+    assert!(!r.compiled_order);
+    assert_eq!(r.estimate, emitted);
+    // An order that leaves an instruction out does not fit the program.
+    let e = run(&order_line(&k, &c, &d, &reversed[1..])).unwrap_err();
+    assert!(
+        matches!(e, CountersError::CompiledOrderMismatch { .. }),
+        "{e}"
+    );
+    assert!(e.to_string().contains("ssk_32x4x2_1x1x2"), "{e}");
+}
+
+#[test]
+fn compiled_orders_file_errors_name_the_line() {
+    let parse = |text: &str| CompiledOrders::parse(text, "o.txt".as_ref());
+    let ok = parse("# comment\n\nstar3d_r4 f64 32,4,2 1,1,2 64,32,32: 0,1 0,0 1,3\n").unwrap();
+    assert_eq!(ok.len(), 1);
+    let k = star();
+    let c = LaunchConfig::new([32, 4, 2], [1, 1, 2]);
+    let d = Domain::new3(64, 32, 32);
+    assert_eq!(ok.get(&k, &c, &d), Some(&[(0, 1), (0, 0), (1, 3)][..]));
+    assert_eq!(ok.get(&k, &c, &Domain::new3(64, 32, 64)), None);
+    for (text, line, what) in [
+        ("x f64 1,1,1 1,1,1 8,8,8 0,0\n", 1, "no `:`"),
+        ("\nx f64 1,1,1 1,1,1: 0,0\n", 2, "5 words, found 4"),
+        ("x f64 1,1 1,1,1 8,8,8: 0,0\n", 1, "block `1,1`"),
+        ("x f64 1,1,1 1,0,1 8,8,8: 0,0\n", 1, "fold `1,0,1`"),
+        ("x f64 1,1,1 1,1,1 8,8,8: 0,0 0;1\n", 1, "entry 2 `0;1`"),
+        ("x f64 1,1,1 1,1,1 8,8,8:\n", 1, "empty"),
+        (
+            "x f64 1,1,1 1,1,1 8,8,8: 0,0\nx f64 1,1,1 1,1,1 8,8,8: 0,0\n",
+            2,
+            "a second order",
+        ),
+    ] {
+        let e = parse(text).unwrap_err();
+        match &e {
+            CountersError::CompiledOrders {
+                line: l, message, ..
+            } => {
+                assert_eq!(*l, line, "{text:?}: {e}");
+                assert!(message.contains(what), "{text:?}: {e}");
+            }
+            other => panic!("{text:?}: {other}"),
+        }
+        assert!(
+            e.to_string().starts_with(&format!("o.txt, line {line}: ")),
+            "{e}"
+        );
     }
 }

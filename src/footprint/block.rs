@@ -16,8 +16,11 @@
 //! block's working set (Denning's, from the distribution of line-reuse gaps) over the window of
 //! the `g - 1` steps between and parts of the two steps of its touches; replaying the line touches
 //! with the resulting eviction probabilities gives the re-fetched sectors. Within the burst of
-//! loads a warp issues back to back (its first fold point's), only the machine's measured share
-//! of the SM's warps interleave with it, so those reuses see that share of the window's lines.
+//! loads a warp issues back to back (up to its first fold point's last load), only the machine's
+//! measured share of the SM's warps interleave with it, so those reuses see that share of the
+//! window's lines. Where the program has the compiled code's issue order
+//! (`MemoryProgram::with_compiled_order`), L1's steps follow it: ptxas interleaves the fold
+//! points' loads, which stretches the reuses within a fold point.
 //!
 //! DRAM load is `G` counted in L2's fetches from DRAM (the aligned `dram_fetch_bytes` around a
 //! missed sector), plus the reused sectors L2 no longer holds, plus re-fetches and re-writes that
@@ -1211,7 +1214,9 @@ impl BlockScratch {
         // before their first arithmetic), and between two of them L1 sees the loads of only
         // the measured share of the SM's warps, not all of them as in lockstep
         // (`bench/l1-interleave.py`): their window holds that share of the lines. Later loads
-        // wait on their operands and take turns with every warp, as the steps do.
+        // wait on their operands and take turns with every warp, as the steps do. In a
+        // compiled order the burst runs to the first fold point's last load, with the later
+        // fold points' loads the compiler placed among them.
         let warps_per_block = cfg.threads().div_ceil(p.warp_size.max(1)) as f64;
         let lines_per_load = self
             .ws
@@ -1226,9 +1231,7 @@ impl BlockScratch {
                 ways,
                 &mut self.burst_evict,
             );
-            (0..prog.instructions.len())
-                .filter(|&n| is_load[n] && prog.issues(0, n))
-                .count() as u32
+            self.pass.first_burst_loads(is_load)
         } else {
             0
         };
@@ -1271,7 +1274,8 @@ impl BlockScratch {
             .iter()
             .map(|i| i.kind == AccessKind::Load)
             .collect();
-        self.pass.set_loads(&is_load, &prog.issued);
+        self.pass
+            .set_loads(&is_load, &prog.issued, prog.compiled_order.as_deref());
         let load_steps = self.pass.load_steps();
         let wave_blocks = (p.sms * p.blocks_per_sm).min(nblocks).max(1) as i64;
         let issue = Issue::new(wave_blocks, p.sms as i64);

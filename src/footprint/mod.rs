@@ -437,6 +437,9 @@ pub enum FootprintError {
     /// A timing model of issue that is not five positive integers.
     #[error("{0}")]
     BadTiming(String),
+    /// A compiled issue order that does not fit the program.
+    #[error("compiled issue order: {0}")]
+    CompiledOrder(String),
     /// A simulation that would take too long.
     #[error("{0} lane accesses are too many to simulate; use a smaller domain")]
     TooLargeToSimulate(u64),
@@ -472,12 +475,20 @@ pub fn early_write_backs(
     config: &LaunchConfig,
     params: &CacheParams,
 ) -> Result<f64, FootprintError> {
+    let prog = MemoryProgram::new(kernel, domain, config)?;
+    early_write_backs_program(&prog, params)
+}
+
+/// As [`early_write_backs`], for a program built already.
+pub fn early_write_backs_program(
+    prog: &MemoryProgram,
+    params: &CacheParams,
+) -> Result<f64, FootprintError> {
     params.check()?;
     if params.partial_store_loss == 0.0 {
         return Ok(0.0);
     }
-    let prog = MemoryProgram::new(kernel, domain, config)?;
-    let sectors = block::stores_completed_together(&prog, params.sector_bytes);
+    let sectors = block::stores_completed_together(prog, params.sector_bytes);
     Ok(sectors * params.partial_store_loss * params.sector_bytes as f64 / prog.updates())
 }
 

@@ -46,6 +46,9 @@ pub struct MemoryProgram {
     pub config: LaunchConfig,
     /// The domain.
     pub domain: Domain,
+    /// The order the compiled code issues the thread's instructions in, where known (see
+    /// [`MemoryProgram::with_compiled_order`]); `None`: the emitted order.
+    pub compiled_order: Option<Vec<(usize, usize)>>,
 }
 
 impl MemoryProgram {
@@ -141,7 +144,54 @@ impl MemoryProgram {
             sharing,
             config: *config,
             domain: *domain,
+            compiled_order: None,
         })
+    }
+
+    /// The program issued in `order`, `(fold point index, instruction)` pairs as the compiled
+    /// code issues them: ptxas spreads a fold point's loads over about twice their number,
+    /// interleaves neighbouring fold points and permutes the loads within one
+    /// (`bench/compiled-order.py`). The order must name every issued instruction once and
+    /// nothing else.
+    pub fn with_compiled_order(
+        mut self,
+        order: Vec<(usize, usize)>,
+    ) -> Result<MemoryProgram, FootprintError> {
+        let n = self.instructions.len();
+        let folds = self.issued.len().checked_div(n).unwrap_or(0);
+        let mut seen = vec![false; self.issued.len()];
+        for (i, &(f, ins)) in order.iter().enumerate() {
+            let what = if f >= folds || ins >= n {
+                Some(format!(
+                    "names fold point {f}, instruction {ins}, but the program has {folds} fold \
+                     points of {n} instructions"
+                ))
+            } else if !self.issues(f, ins) {
+                Some(format!(
+                    "names fold point {f}, instruction {ins}, which the thread does not issue (a \
+                     register holds that load)"
+                ))
+            } else if std::mem::replace(&mut seen[f * n + ins], true) {
+                Some(format!("names fold point {f}, instruction {ins} twice"))
+            } else {
+                None
+            };
+            if let Some(what) = what {
+                return Err(FootprintError::CompiledOrder(format!(
+                    "entry {}: {what}",
+                    i + 1
+                )));
+            }
+        }
+        let issued = self.issued.iter().filter(|&&b| b).count();
+        if order.len() != issued {
+            return Err(FootprintError::CompiledOrder(format!(
+                "{} entries, but the thread issues {issued} instructions",
+                order.len()
+            )));
+        }
+        self.compiled_order = Some(order);
+        Ok(self)
     }
 
     /// Whether instruction `ins` is issued at the fold point of index `point`.
@@ -150,8 +200,17 @@ impl MemoryProgram {
     }
 
     /// What a thread issues, in order: `(fold point index, instruction)`, leaving out the loads
-    /// a register holds.
-    pub fn issued_sequence(&self) -> impl Iterator<Item = (usize, usize)> + '_ {
+    /// a register holds; the compiled order where the program has one.
+    pub fn issued_sequence(&self) -> Box<dyn Iterator<Item = (usize, usize)> + '_> {
+        if let Some(order) = &self.compiled_order {
+            return Box::new(order.iter().copied());
+        }
+        Box::new(self.emitted_sequence())
+    }
+
+    /// What a thread issues in the emitted order: fold point after fold point, each in
+    /// instruction order.
+    pub fn emitted_sequence(&self) -> impl Iterator<Item = (usize, usize)> + '_ {
         let n = self.instructions.len();
         let folds = self.issued.len().checked_div(n).unwrap_or(0);
         (0..folds)

@@ -507,6 +507,11 @@ pub(crate) struct RowPass {
     best: Vec<Latest>,
     /// Per step: issued loads before it (the L1 model's clock).
     load_before: Vec<u32>,
+    /// Whether `load_before` follows a compiled order, not the steps' (a row's touches are then
+    /// replayed through L1 in clock order, `by_clock`).
+    compiled: bool,
+    /// Scratch: a row's touches in clock order.
+    by_clock: Vec<Touch>,
     /// Per step: whether the threads issue it (a load of an element an earlier fold point of the
     /// thread loaded is not issued: it is in a register).
     issued: Vec<bool>,
@@ -834,17 +839,81 @@ fn sector_ranges_of(t: &Touch, s: i64, k_lo: i64, k_hi: i64, out: &mut Vec<(i64,
 
 impl RowPass {
     /// Sets which slots of a point's instructions are loads (L1 time counts loads only: stores
-    /// allocate no L1 lines) and, per step, whether it is issued.
-    pub fn set_loads(&mut self, is_load: &[bool], issued: &[bool]) {
+    /// allocate no L1 lines) and, per step, whether it is issued; with `compiled` (the issued
+    /// `(fold point, slot)` steps in the compiled code's order, see
+    /// [`MemoryProgram::with_compiled_order`](super::MemoryProgram::with_compiled_order)) L1's
+    /// clock follows that order rather than the steps'.
+    pub fn set_loads(
+        &mut self,
+        is_load: &[bool],
+        issued: &[bool],
+        compiled: Option<&[(usize, usize)]>,
+    ) {
         self.load_before.clear();
         self.issued.clear();
         self.issued.extend_from_slice(issued);
+        let slots = is_load.len();
         let mut n = 0;
-        for (k, i) in issued.iter().enumerate() {
-            self.load_before.push(n);
-            n += u32::from(*i && is_load[k % is_load.len()]);
+        match compiled {
+            None => {
+                for (k, i) in issued.iter().enumerate() {
+                    self.load_before.push(n);
+                    n += u32::from(*i && is_load[k % slots]);
+                }
+            }
+            Some(order) => {
+                // Steps the thread does not issue are never touched; their clock is unused.
+                self.load_before.resize(issued.len(), 0);
+                for &(f, slot) in order {
+                    self.load_before[f * slots + slot] = n;
+                    n += u32::from(is_load[slot]);
+                }
+            }
         }
         self.load_before.push(n);
+        self.compiled = compiled.is_some();
+    }
+
+    /// Records the sectors of `self.ranges` (a touch at `step` of the row whose first sector is
+    /// `s0`) that no earlier touch reached as first touched at `step`, weighted `w`: with
+    /// `x_only` those below `band_end` only; with `record` also by part (`row_bits`).
+    #[inline]
+    fn first_touches(
+        &mut self,
+        step: u32,
+        s0: i64,
+        w: f64,
+        (x_only, band_end): (bool, i64),
+        record: bool,
+        row_bits: usize,
+    ) {
+        for &(f, l) in &self.ranges {
+            for x in f..=l {
+                let k = (x - s0) as usize;
+                if self.first[k] == NONE {
+                    self.first[k] = step;
+                    if x_only && x >= band_end {
+                        continue;
+                    }
+                    self.first_touch[step as usize] += w;
+                    if record {
+                        let part = row_bits | usize::from(x < band_end);
+                        self.first_parts[step as usize][part] += w;
+                    }
+                }
+            }
+        }
+    }
+
+    /// The loads a thread issues up to and including its first fold point's last one: the
+    /// first fold point's loads in the emitted order; in a compiled order, which interleaves the
+    /// next fold points' loads with them, those too.
+    pub fn first_burst_loads(&self, is_load: &[bool]) -> u32 {
+        (0..is_load.len())
+            .filter(|&n| is_load[n] && self.issued.get(n) == Some(&true))
+            .map(|n| self.load_before[n] + 1)
+            .max()
+            .unwrap_or(0)
     }
 
     /// Load steps of a block's run (at least 1).
@@ -1011,7 +1080,15 @@ impl RowPass {
             if l1 {
                 self.line_count += nl;
             }
-            for t in &own {
+            // L1 sees a row's touches in the order they are issued; first touches and links
+            // keep the steps' order, the lockstep waves' time.
+            let mut by_clock = std::mem::take(&mut self.by_clock);
+            by_clock.clear();
+            if self.compiled && l1 {
+                by_clock.extend_from_slice(&own);
+                by_clock.sort_by_key(|t| (self.load_before[t.step as usize], t.step));
+            }
+            for t in if self.compiled && l1 { &by_clock } else { &own } {
                 sector_ranges(t, s, &mut self.ranges);
                 if l1 {
                     self.lines.clear();
@@ -1048,23 +1125,17 @@ impl RowPass {
                         });
                     }
                 }
-                for &(f, l) in &self.ranges {
-                    for x in f..=l {
-                        let k = (x - s0) as usize;
-                        if self.first[k] == NONE {
-                            self.first[k] = t.step;
-                            if x_only && x >= band_end {
-                                continue;
-                            }
-                            self.first_touch[t.step as usize] += w;
-                            if record {
-                                let part = row_bits | usize::from(x < band_end);
-                                self.first_parts[t.step as usize][part] += w;
-                            }
-                        }
-                    }
+                if !(self.compiled && l1) {
+                    self.first_touches(t.step, s0, w, (x_only, band_end), record, row_bits);
                 }
             }
+            if self.compiled && l1 {
+                for t in &own {
+                    sector_ranges(t, s, &mut self.ranges);
+                    self.first_touches(t.step, s0, w, (x_only, band_end), record, row_bits);
+                }
+            }
+            self.by_clock = by_clock;
             self.touches = own;
             if link && !self.skip_links {
                 let wl = group_weight(ri);

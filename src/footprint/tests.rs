@@ -1109,3 +1109,108 @@ fn written_data_takes_more_l2_room() {
     p.l2_store_weight = 0.5;
     assert!(data_volumes(&k, &d, &c, &p).is_err());
 }
+
+/// `eight_components()` folded along z by 2: each fold point's 8 loads touch the same 16 lines
+/// per warp, one after another in the emitted order.
+fn eight_components_folded() -> (Kernel, Domain, LaunchConfig) {
+    let (k, d, _) = eight_components();
+    (k, d, LaunchConfig::new([32, 4, 1], [1, 1, 2]))
+}
+
+#[test]
+fn compiled_order_must_name_every_issued_instruction_once() {
+    let (k, d, c) = eight_components_folded();
+    let prog = || MemoryProgram::new(&k, &d, &c).unwrap();
+    let emitted: Vec<(usize, usize)> = prog().issued_sequence().collect();
+    // Two fold points of 8 loads and a store each.
+    assert_eq!(emitted.len(), 18);
+    let err = |order: Vec<(usize, usize)>| match prog().with_compiled_order(order) {
+        Err(FootprintError::CompiledOrder(m)) => m,
+        other => panic!("expected a compiled-order error, got {other:?}"),
+    };
+    let mut short = emitted.clone();
+    short.pop();
+    assert!(err(short).contains("17 entries, but the thread issues 18"));
+    let mut twice = emitted.clone();
+    twice[1] = twice[0];
+    assert!(err(twice).contains("twice"));
+    let mut beyond = emitted.clone();
+    beyond[0] = (2, 0);
+    assert!(err(beyond).contains("2 fold points of 9 instructions"));
+    // Reversed is a valid order, and the program issues in it.
+    let reversed: Vec<(usize, usize)> = emitted.iter().rev().copied().collect();
+    let p = prog().with_compiled_order(reversed.clone()).unwrap();
+    assert_eq!(p.issued_sequence().collect::<Vec<_>>(), reversed);
+    assert_eq!(p.emitted_sequence().collect::<Vec<_>>(), emitted);
+}
+
+#[test]
+fn compiled_order_not_issued_load_is_an_error() {
+    // Folded along z, the second fold point's loads at z - 1 … z + 1 overlap the first's: a
+    // register holds them, and an order naming one is refused.
+    let mut src = Field::scalar("u", Dtype::F64, 1, FieldRole::Input);
+    src.components = 1;
+    let k = kernel(
+        src,
+        Field::scalar("v", Dtype::F64, 1, FieldRole::Output),
+        &[([0, 0, -1], 0), ([0, 0, 0], 0), ([0, 0, 1], 0)],
+    );
+    let d = Domain::new3(64, 16, 8);
+    let c = LaunchConfig::new([32, 4, 1], [1, 1, 2]);
+    let prog = MemoryProgram::new(&k, &d, &c).unwrap();
+    let n = prog.instructions.len();
+    let held = (0..n)
+        .find(|&i| !prog.issues(1, i))
+        .expect("a load held in a register");
+    let mut order: Vec<(usize, usize)> = prog.issued_sequence().collect();
+    order[0] = (1, held);
+    let e = prog.with_compiled_order(order).unwrap_err().to_string();
+    assert!(e.contains("does not issue"), "{e}");
+}
+
+#[test]
+fn compiled_order_interleaving_fold_points_stretches_l1_reuse() {
+    use crate::cachesim::{simulate_program, IssueOrder, L1Replacement};
+    // 2 blocks of 4 warps per SM touch 128 lines per load instruction; an L1 of 192 lines keeps
+    // a line from one load to the next, not across two.
+    let (k, d, c) = eight_components_folded();
+    let p = four_sms_with_l1(192);
+    let emitted = MemoryProgram::new(&k, &d, &c).unwrap();
+    let order: Vec<(usize, usize)> = emitted.issued_sequence().collect();
+    // The compiled code's way: the two fold points' loads taken turn about.
+    let of =
+        |f: usize| -> Vec<(usize, usize)> { order.iter().copied().filter(|s| s.0 == f).collect() };
+    let (mut fp0, mut fp1) = (of(0), of(1));
+    let mut interleaved = Vec::new();
+    while !fp0.is_empty() || !fp1.is_empty() {
+        interleaved.extend(fp0.drain(..1.min(fp0.len())));
+        interleaved.extend(fp1.drain(..1.min(fp1.len())));
+    }
+    let same = MemoryProgram::new(&k, &d, &c)
+        .unwrap()
+        .with_compiled_order(order)
+        .unwrap();
+    let turns = MemoryProgram::new(&k, &d, &c)
+        .unwrap()
+        .with_compiled_order(interleaved)
+        .unwrap();
+    let est = |prog: &MemoryProgram| Estimator::default().estimate_program(prog, &p).unwrap();
+    let sim = |prog: &MemoryProgram| {
+        simulate_program(prog, &p, IssueOrder::Lockstep, L1Replacement::Lru).unwrap()
+    };
+    // The emitted order given as the compiled one changes nothing.
+    assert_eq!(est(&same), est(&emitted));
+    assert_eq!(sim(&same), sim(&emitted));
+    // Taken turn about, a fold point's loads reuse their lines two loads apart: L1 loses them.
+    let (e0, e1) = (est(&emitted).l2_load, est(&turns).l2_load);
+    let (s0, s1) = (sim(&emitted).l2_load, sim(&turns).l2_load);
+    assert!(s1 > 2.0 * s0, "simulator: {s0} -> {s1}");
+    assert!(e1 > 2.0 * e0, "visitor: {e0} -> {e1}");
+    assert!(
+        (e1 / s1 - 1.0).abs() < 0.2,
+        "visitor {e1} against simulator {s1}"
+    );
+    // Orders that interleave the emitted fold points refuse it.
+    let e = simulate_program(&turns, &p, IssueOrder::WarpBurst, L1Replacement::Lru);
+    assert!(matches!(e, Err(FootprintError::CompiledOrder(_))), "{e:?}");
+}

@@ -1,0 +1,249 @@
+#!/usr/bin/env python3
+"""The order in which the compiled CUDA twins issue their loads (issue 8, probe).
+
+The visitor and the simulator issue a thread's loads in the emitted order: fold point after fold
+point, each fold point's loads in instruction order. ptxas schedules them otherwise: it spreads a
+fold point's loads over about twice their number and interleaves neighbouring fold points (and
+permutes the loads within a fold point). This script recovers that order from the SASS.
+
+usage:
+  bench/compiled-order.py emit BIN REPORTS OUT
+      the CUDA twin (`BIN emit --target cuda`) of every configuration of the sweep reports
+      REPORTS (a folder of counters JSON reports: the OUTDIR of `GPU=h100
+      bench/recheck-counters.sh` holds every sweep), one OUT/NAME.cu each; compile them on the GPU
+      machine with `nvcc -arch=sm_90 -cubin --ftz=true --prec-div=false --prec-sqrt=false` and
+      `cuobjdump -sass` into NAME.sass and `cuobjdump -res-usage` into NAME.res beside them
+  bench/compiled-order.py orders DIR
+      per configuration of DIR (NAME.cu and NAME.sass), the compiled order as `(fold point,
+      instruction)` pairs, in the format `stencilscope counters --compiled-order` reads (lines
+      `KERNEL DTYPE BX,BY,BZ FX,FY,FZ NX,NY,NZ: f,n f,n ...`); the configurations whose loads and
+      stores could not all be matched to the emitted ones go to stderr (a load's address is a
+      base register plus an immediate offset; where the compiler keeps several bases, each is
+      matched by the shift that maps its offsets onto emitted ones not taken yet, which fails
+      where bases are few loads each, as in the SoA D3Q19 kernels' 19 arrays)
+  bench/compiled-order.py fit DIR
+      per folded star3d_r4 f64 configuration at 256^3, the least-squares fit of a load's place
+      in the compiled order against the loads of the fold points before its own (a) and its
+      rank among its fold point's loads (b), with the rms residual
+"""
+import glob
+import json
+import os
+import re
+import subprocess
+import sys
+
+FILES = {"star3d_r4": "stencils/star3d_r4.toml", "star3d_r1": "stencils/star3d_r1.toml",
+         "box3d_r1": "stencils/box3d_r1.toml", "d3q19_srt_pull": "lbm/d3q19_srt_pull.toml",
+         "d3q19_srt_pull_aos": "bench/counters/d3q19_srt_pull_aos.toml"}
+NAME = re.compile(r"(\w+)-(f32|f64)-(\d+)x(\d+)x(\d+)-f(\d+)x(\d+)x(\d+)-(\d+)x(\d+)x(\d+)$")
+HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def emit(bin_, reports, out):
+    os.makedirs(out, exist_ok=True)
+    seen = set()
+    for f in sorted(glob.glob(os.path.join(reports, "*.json"))):
+        d = json.load(open(f))
+        if "records" not in d:
+            continue
+        k, t, dom = d["kernel"], d["dtype"], d["domain"]["size"]
+        for r in d["records"]:
+            b, fo = r["config"]["block"], r["config"]["fold"]
+            x = lambda v: "x".join(map(str, v))
+            name = f"{k}-{t}-{x(b)}-f{x(fo)}-{x(dom)}"
+            if name in seen:
+                continue
+            seen.add(name)
+            args = [bin_, "emit", os.path.join(HERE, FILES[k]), "--target", "cuda",
+                    "--block", ",".join(map(str, b)), "--fold", ",".join(map(str, fo)),
+                    "--domain", ",".join(map(str, dom))]
+            if not k.startswith("d3q19"):
+                args += ["--dtype", t]
+            src = subprocess.run(args, check=True, capture_output=True, text=True).stdout
+            open(os.path.join(out, name + ".cu"), "w").write(src)
+    print(f"{len(seen)} kernels in {out}")
+
+
+def sass_memory(path):
+    """The kernel's global loads and stores `(L|S, base, byte offset)` in SASS order.
+
+    Address registers are followed as values `(root, constant)`: `IADD3 Rd, Ra, imm` and
+    `MOV Rd, Ra` keep Ra's root and add to its constant; any other write starts a new root. A
+    base is a root, and the offset adds the register's constant to the immediate, so that loads
+    through registers the compiler derived from one pointer (64-bit adds of several MiB, the
+    SoA arrays' strides) share one base and one shift. The 64-bit adds' high words (`.X`) are
+    left alone: the low word carries the offset."""
+    out, value, fresh = [], {}, [0]
+
+    def new_root():
+        fresh[0] += 1
+        return (f"v{fresh[0]}", 0)
+
+    def val(r):
+        if r not in value:
+            value[r] = (f"in:{r}", 0)
+        return value[r]
+
+    for line in open(path):
+        m = re.match(r"\s+/\*[0-9a-f]{4,}\*/\s+(.*?);", line)
+        if not m:
+            continue
+        ins = m.group(1).strip()
+        if ins.startswith("@"):
+            ins = ins.split(None, 1)[1]
+        op, _, rest = ins.partition(" ")
+        args = [a.strip().replace(".reuse", "") for a in rest.split(",")]
+        if op.startswith(("LDG", "STG")):
+            a = re.search(r"\[(R\d+)\.64(?:\+(-?0x[0-9a-f]+))?\]", ins)
+            root, c = val(a.group(1))
+            out.append((op[0], root, c + int(a.group(2) or "0", 16)))
+        dest = args[0] if args and re.fullmatch(r"R\d+", args[0]) else None
+        if dest is None or op.startswith("STG"):
+            continue
+        srcs = [x for x in args[1:] if not re.fullmatch(r"!?P(\d+|T)", x) and x != "RZ"]
+        regs = [x for x in srcs if re.fullmatch(r"R\d+", x)]
+        imms = [x for x in srcs if re.fullmatch(r"-?0x[0-9a-f]+", x)]
+        if op == "IADD3" and len(regs) == 1 and len(imms) <= 1 and len(srcs) == len(regs) + len(imms):
+            root, c = val(regs[0])
+            value[dest] = (root, c + (int(imms[0], 16) if imms else 0))
+        elif op == "MOV" and len(regs) == 1 and len(srcs) == 1:
+            value[dest] = val(regs[0])
+        else:
+            value[dest] = new_root()
+    return out
+
+
+def base_deltas(items, table, es):
+    """Per base, the byte shift that maps its accesses onto the emitted element offsets `table`,
+    or None where that is ambiguous. Bases with most accesses first, each onto offsets no
+    earlier base took, and only where one shift fits (the fold points are translates of each
+    other, so a base of few accesses may fit several); a base of one access by the one shift of
+    an earlier base that fits (the same address computed again), else where one offset is left."""
+    by_base = {}
+    for b, o in items:
+        by_base.setdefault(b, []).append(o)
+    delta, used = {}, set()
+
+    def mapped(offs, cand):
+        keys = [(o + cand) // es for o in offs if (o + cand) % es == 0]
+        keys = [k for k in keys if k in table]
+        ok = len(keys) == len(offs) and len(set(keys)) == len(keys) and not set(keys) & used
+        return keys if ok else None
+
+    for b, offs in sorted(by_base.items(), key=lambda kv: -len(kv[1])):
+        every = {t * es - offs[0] for t in table}
+        fits = []
+        for cands in ([every] if len(offs) > 1 else [set(delta.values()), every]):
+            fits = [(c, k) for c in sorted(cands) if (k := mapped(offs, c)) is not None]
+            if len(fits) == 1:
+                break
+        if len(fits) != 1:
+            return None
+        delta[b] = fits[0][0]
+        used |= set(fits[0][1])
+    return delta
+
+
+def order(cu_path, sass_path, es):
+    """The compiled order of `(fold point, instruction)`, or None where not every emitted load and
+    store is matched exactly once."""
+    cu = open(cu_path).read()
+    blocks = cu.split("// fold point")[1:] or [cu]
+    loads, stores = {}, {}
+    first = len(re.findall(r"ld_0_\d+ = fld_", blocks[0]))
+    for f, bl in enumerate(blocks):
+        for m in re.finditer(r"ld_(\d+)_(\d+) = fld_\w+\[base_\w+ \+ (\d+)\]", bl):
+            loads[int(m.group(3))] = (int(m.group(1)), int(m.group(2)))
+        # Stores follow the loads in the instruction list, in order of first appearance.
+        for q, m in enumerate(re.finditer(r"fld_\w+\[base_\w+ \+ (\d+)\] =", bl)):
+            stores[int(m.group(1))] = (f, first + q)
+    mem = sass_memory(sass_path)
+    dl = base_deltas([(r, o) for k, r, o in mem if k == "L"], loads, es)
+    ds = base_deltas([(r, o) for k, r, o in mem if k == "S"], stores, es)
+    if dl is None or ds is None:
+        return None
+    out = []
+    for k, r, o in mem:
+        table, d = (loads, dl) if k == "L" else (stores, ds)
+        e = o + d[r]
+        if e % es or e // es not in table:
+            return None
+        out.append(table[e // es])
+    if len(set(out)) != len(out) or len(out) != len(loads) + len(stores):
+        return None
+    return out
+
+
+def configs(d):
+    for f in sorted(glob.glob(os.path.join(d, "*.sass"))):
+        name = os.path.basename(f)[:-5]
+        m = NAME.match(name)
+        if m:
+            yield name, m
+
+
+def orders(d):
+    """Prints the compiled orders in the format of `stencilscope counters --compiled-order`."""
+    bad = 0
+    print("# KERNEL DTYPE BX,BY,BZ FX,FY,FZ NX,NY,NZ: the issued (fold point, instruction) pairs"
+          " in the compiled order (bench/compiled-order.py orders)")
+    for name, m in configs(d):
+        k, t = m.group(1), m.group(2)
+        v = [m.group(i) for i in range(3, 12)]
+        es = 4 if t == "f32" else 8
+        o = order(os.path.join(d, name + ".cu"), os.path.join(d, name + ".sass"), es)
+        if o is None:
+            print(f"unmatched: {name}", file=sys.stderr)
+            bad += 1
+            continue
+        print(f"{k} {t} {','.join(v[0:3])} {','.join(v[3:6])} {','.join(v[6:9])}: "
+              + " ".join(f"{f},{n}" for f, n in o))
+    print(f"{bad} configurations unmatched", file=sys.stderr)
+
+
+def fit(d):
+    import numpy as np
+    print("| block | fold | registers | fold points | a | b | rms |")
+    print("|---|---|---|---|---|---|---|")
+    for name, m in configs(d):
+        if not name.startswith("star3d_r4-f64-") or not name.endswith("-256x256x256"):
+            continue
+        o = order(os.path.join(d, name + ".cu"), os.path.join(d, name + ".sass"), 8)
+        if o is None:
+            continue
+        stores = max(n for _, n in o)
+        o = [p for p in o if p[1] != stores]
+        nf = max(f for f, _ in o) + 1
+        if nf == 1:
+            continue
+        start, c = {}, 0
+        for f in range(nf):
+            start[f] = c
+            c += sum(1 for ff, _ in o if ff == f)
+        seen, xs, ys = {}, [], []
+        for p, (f, _) in enumerate(o):
+            j = seen.get(f, 0)
+            seen[f] = j + 1
+            xs.append([1.0, start[f], j])
+            ys.append(p)
+        x, y = np.array(xs), np.array(ys, float)
+        coef = np.linalg.lstsq(x, y, rcond=None)[0]
+        rms = float(np.sqrt(np.mean((x @ coef - y) ** 2)))
+        res = open(os.path.join(d, name + ".res")).read() if os.path.exists(
+            os.path.join(d, name + ".res")) else ""
+        reg = re.search(r"REG:(\d+)", res)
+        print(f"| {m.group(3)}×{m.group(4)}×{m.group(5)} | {m.group(6)}×{m.group(7)}×{m.group(8)} "
+              f"| {reg.group(1) if reg else '?'} | {nf} | {coef[1]:.2f} | {coef[2]:.2f} | {rms:.1f} |")
+
+
+if __name__ == "__main__":
+    a = sys.argv[1:]
+    if a[:1] == ["emit"] and len(a) == 4:
+        emit(*a[1:])
+    elif a[:1] == ["orders"] and len(a) == 2:
+        orders(a[1])
+    elif a[:1] == ["fit"] and len(a) == 2:
+        fit(a[1])
+    else:
+        sys.exit(__doc__)

@@ -1,0 +1,156 @@
+//! Compiled issue orders: the order in which the compiled CUDA twins issue each thread's loads and
+//! stores, recovered from their SASS by `bench/compiled-order.py` (issue 8). ptxas spreads a fold
+//! point's loads over about twice their number and interleaves neighbouring fold points; with the
+//! order, the estimate's L1 clock follows the compiled code instead of the emitted source.
+//!
+//! File format, one configuration per line (`#` comments and blank lines ignored):
+//!
+//! ```text
+//! KERNEL DTYPE BX,BY,BZ FX,FY,FZ NX,NY,NZ: F,I F,I ...
+//! ```
+//!
+//! the kernel's name and element type, the block, the fold and the domain, then every issued
+//! `(fold point index, instruction index)` pair in issue order (the indices of
+//! [`MemoryProgram`](crate::footprint::MemoryProgram)).
+
+use super::CountersError;
+use crate::config::LaunchConfig;
+use crate::ir::{Domain, Kernel};
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+/// What a line of the file is for: kernel, element type, block, fold, domain.
+type OrderKey = (String, String, [usize; 3], [usize; 3], [usize; 3]);
+
+/// The compiled issue orders of a file, by kernel, element type, configuration and domain.
+#[derive(Debug, Clone, Default)]
+pub struct CompiledOrders {
+    orders: HashMap<OrderKey, Vec<(usize, usize)>>,
+    path: PathBuf,
+}
+
+impl CompiledOrders {
+    /// Parses the text of the file at `path` (the path is for messages).
+    pub fn parse(text: &str, path: &Path) -> Result<CompiledOrders, CountersError> {
+        let bad = |line: usize, message: String| CountersError::CompiledOrders {
+            path: path.to_path_buf(),
+            line,
+            message,
+        };
+        let mut orders = HashMap::new();
+        for (i, raw) in text.lines().enumerate() {
+            let line = raw.trim();
+            if line.is_empty() || line.starts_with('#') {
+                continue;
+            }
+            let Some((head, order)) = line.split_once(':') else {
+                return Err(bad(i + 1, "no `:` between the configuration and the order; expected `KERNEL DTYPE BX,BY,BZ FX,FY,FZ NX,NY,NZ: F,I F,I ...`".into()));
+            };
+            let words: Vec<&str> = head.split_whitespace().collect();
+            let [kernel, dtype, block, fold, domain] = words[..] else {
+                return Err(bad(
+                    i + 1,
+                    format!(
+                        "`{head}` is not `KERNEL DTYPE BX,BY,BZ FX,FY,FZ NX,NY,NZ` (5 words, found {})",
+                        words.len()
+                    ),
+                ));
+            };
+            let triple = |what: &str, s: &str| -> Result<[usize; 3], CountersError> {
+                let v: Vec<usize> = s
+                    .split(',')
+                    .map(|p| p.parse())
+                    .collect::<Result<_, _>>()
+                    .map_err(|_| {
+                        bad(
+                            i + 1,
+                            format!("{what} `{s}` is not three positive integers X,Y,Z"),
+                        )
+                    })?;
+                match v[..] {
+                    [x, y, z] if x > 0 && y > 0 && z > 0 => Ok([x, y, z]),
+                    _ => Err(bad(
+                        i + 1,
+                        format!("{what} `{s}` is not three positive integers X,Y,Z"),
+                    )),
+                }
+            };
+            let key = (
+                kernel.to_string(),
+                dtype.to_lowercase(),
+                triple("block", block)?,
+                triple("fold", fold)?,
+                triple("domain", domain)?,
+            );
+            let mut steps = Vec::new();
+            for (k, pair) in order.split_whitespace().enumerate() {
+                let step = pair
+                    .split_once(',')
+                    .and_then(|(f, n)| Some((f.parse().ok()?, n.parse().ok()?)));
+                let Some(step) = step else {
+                    return Err(bad(
+                        i + 1,
+                        format!(
+                            "entry {} `{pair}` is not `F,I` (fold point and instruction indices)",
+                            k + 1
+                        ),
+                    ));
+                };
+                steps.push(step);
+            }
+            if steps.is_empty() {
+                return Err(bad(i + 1, "the order after `:` is empty".into()));
+            }
+            if orders.insert(key, steps).is_some() {
+                return Err(bad(i + 1, format!("a second order for `{}`", head.trim())));
+            }
+        }
+        Ok(CompiledOrders {
+            orders,
+            path: path.to_path_buf(),
+        })
+    }
+
+    /// Reads and parses the file at `path`.
+    pub fn read(path: &Path) -> Result<CompiledOrders, CountersError> {
+        let text = std::fs::read_to_string(path).map_err(|source| CountersError::Io {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        Self::parse(&text, path)
+    }
+
+    /// The order of `kernel` (by name and element type) launched with `config` on `domain`.
+    pub fn get(
+        &self,
+        kernel: &Kernel,
+        config: &LaunchConfig,
+        domain: &Domain,
+    ) -> Option<&[(usize, usize)]> {
+        let dtype = format!("{:?}", kernel.dtype()).to_lowercase();
+        self.orders
+            .get(&(
+                kernel.name.clone(),
+                dtype,
+                config.block,
+                config.fold,
+                domain.size,
+            ))
+            .map(|v| v.as_slice())
+    }
+
+    /// The file the orders came from.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Configurations in the file.
+    pub fn len(&self) -> usize {
+        self.orders.len()
+    }
+
+    /// Whether the file holds no configuration.
+    pub fn is_empty(&self) -> bool {
+        self.orders.is_empty()
+    }
+}
