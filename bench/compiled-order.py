@@ -7,10 +7,12 @@ fold point's loads over about twice their number and interleaves neighbouring fo
 permutes the loads within a fold point). This script recovers that order from the SASS.
 
 usage:
-  bench/compiled-order.py emit BIN REPORTS OUT
+  bench/compiled-order.py emit BIN REPORTS OUT [ROOT]
       the CUDA twin (`BIN emit --target cuda`) of every configuration of the sweep reports
       REPORTS (a folder of counters JSON reports: the OUTDIR of `GPU=h100
-      bench/recheck-counters.sh` holds every sweep), one OUT/NAME.cu each; compile them on the GPU
+      bench/recheck-counters.sh` holds every sweep), one OUT/NAME.cu each, from the definition
+      files of the checkout ROOT (default this one; a checkout of an earlier commit with its own
+      BIN gives the code of that commit's emitters); compile them on the GPU
       machine with `nvcc -arch=sm_90 -cubin --ftz=true --prec-div=false --prec-sqrt=false` and
       `cuobjdump -sass` into NAME.sass and `cuobjdump -res-usage` into NAME.res beside them
   bench/compiled-order.py orders DIR
@@ -40,7 +42,7 @@ NAME = re.compile(r"(\w+)-(f32|f64)-(\d+)x(\d+)x(\d+)-f(\d+)x(\d+)x(\d+)-(\d+)x(
 HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
-def emit(bin_, reports, out):
+def emit(bin_, reports, out, root=HERE):
     os.makedirs(out, exist_ok=True)
     seen = set()
     for f in sorted(glob.glob(os.path.join(reports, "*.json"))):
@@ -55,7 +57,7 @@ def emit(bin_, reports, out):
             if name in seen:
                 continue
             seen.add(name)
-            args = [bin_, "emit", os.path.join(HERE, FILES[k]), "--target", "cuda",
+            args = [bin_, "emit", os.path.join(root, FILES[k]), "--target", "cuda",
                     "--block", ",".join(map(str, b)), "--fold", ",".join(map(str, fo)),
                     "--domain", ",".join(map(str, dom))]
             if not k.startswith("d3q19"):
@@ -152,11 +154,26 @@ def order(cu_path, sass_path, es):
     blocks = cu.split("// fold point")[1:] or [cu]
     loads, stores = {}, {}
     first = len(re.findall(r"ld_0_\d+ = fld_", blocks[0]))
+    named = first > 0
+    if not named:
+        # The earlier emitters (before each element a thread's fold points share was loaded
+        # once) read every fold point's elements inline and left the merging to the compiler:
+        # instruction n is a fold point's n-th distinct element read, issued at the first fold
+        # point that reads the element.
+        first = len(set(re.findall(r"fld_\w+\[base_\w+ \+ (\d+)\](?!\s*=[^=])", blocks[0])))
     for f, bl in enumerate(blocks):
-        for m in re.finditer(r"ld_(\d+)_(\d+) = fld_\w+\[base_\w+ \+ (\d+)\]", bl):
-            loads[int(m.group(3))] = (int(m.group(1)), int(m.group(2)))
+        if named:
+            for m in re.finditer(r"ld_(\d+)_(\d+) = fld_\w+\[base_\w+ \+ (\d+)\]", bl):
+                loads[int(m.group(3))] = (int(m.group(1)), int(m.group(2)))
+        else:
+            seen = []
+            for m in re.finditer(r"fld_\w+\[base_\w+ \+ (\d+)\](?!\s*=[^=])", bl):
+                if int(m.group(1)) not in seen:
+                    seen.append(int(m.group(1)))
+            for n, off in enumerate(seen):
+                loads.setdefault(off, (f, n))
         # Stores follow the loads in the instruction list, in order of first appearance.
-        for q, m in enumerate(re.finditer(r"fld_\w+\[base_\w+ \+ (\d+)\] =", bl)):
+        for q, m in enumerate(re.finditer(r"fld_\w+\[base_\w+ \+ (\d+)\] =[^=]", bl)):
             stores[int(m.group(1))] = (f, first + q)
     mem = sass_memory(sass_path)
     dl = base_deltas([(r, o) for k, r, o in mem if k == "L"], loads, es)
@@ -239,7 +256,7 @@ def fit(d):
 
 if __name__ == "__main__":
     a = sys.argv[1:]
-    if a[:1] == ["emit"] and len(a) == 4:
+    if a[:1] == ["emit"] and len(a) in (4, 5):
         emit(*a[1:])
     elif a[:1] == ["orders"] and len(a) == 2:
         orders(a[1])

@@ -11,8 +11,9 @@
 #      EXP_FILE  the experiment machine file every sweep is also re-analysed with (suffix -step;
 #                default the GPU's preset with the step, bench/counters/GPU-step.toml)
 #      ORDERS    the compiled issue orders the estimates follow where they name a configuration
-#                (`counters --compiled-order`; default the sm_90 orders of the H100's SASS,
-#                bench/results/h100/counters/compiled-order/orders.txt, which both GPUs run);
+#                (`counters --compiled-order`; default the sm_90 orders of the current emitters'
+#                code, bench/results/h100/counters/compiled-order/orders.txt, and for the H200
+#                sweeps profiled at 18bdee4 those of that commit's emitters, orders-18bdee4.txt);
 #                empty: every estimate in the emitted order
 set -eu
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -33,32 +34,42 @@ case "$GPU" in
 esac
 RES=$HERE/bench/results/$GPU/counters
 ORDERS=${ORDERS-$HERE/bench/results/h100/counters/compiled-order/orders.txt}
-ORDER_ARGS=()
-[ -z "$ORDERS" ] || ORDER_ARGS=(--compiled-order "$ORDERS")
+# The H200's first sweeps ran the emitters of 18bdee4, which left the loads fold points share to
+# the compiler; their compiled order is that code's.
+EARLY_ORDERS=
+if [ -n "$ORDERS" ] && [ "$GPU" = h200 ]; then
+  EARLY_ORDERS=$HERE/bench/results/h100/counters/compiled-order/orders-18bdee4.txt
+fi
 mkdir -p "$OUT"
 OUT=$(cd "$OUT" && pwd)
 STAR=$HERE/stencils/star3d_r4.toml
 # name, the raw files' name, machine, domain, then the definition file and its extra arguments;
 # the raw files in $RES/${RAW:-raw}.
+# With EARLY set, the sweep is one of the H200's first (EARLY_ORDERS).
 run() {
   local name=$1 csv=$2 machine=$3 domain=$4 raw=${RAW:-raw}; shift 4
+  local orders=$ORDERS order_args=()
+  [ -z "${EARLY:-}" ] || [ -z "$EARLY_ORDERS" ] || orders=$EARLY_ORDERS
+  [ -z "$orders" ] || order_args=(--compiled-order "$orders")
   (cd "$RES" && "$BIN" counters "$@" --machine "$machine" --domain "$domain" \
     --from-csv "$raw/$csv.csv" --twin-info "$raw/$csv-twin.json" \
-    --original "$raw/$csv-device-report.json" --out "$OUT" --name "$name" ${ORDER_ARGS[@]+"${ORDER_ARGS[@]}"} \
-    > "$OUT/$name.log" 2>&1) \
+    --original "$raw/$csv-device-report.json" --out "$OUT" --name "$name" \
+    ${order_args[@]+"${order_args[@]}"} > "$OUT/$name.log" 2>&1) \
     || { echo "$name failed:"; tail -5 "$OUT/$name.log"; exit 1; }
 }
 # Every sweep of this GPU with MACHINE, each named with SUFFIX; adds the names to SWEEPS.
 SWEEPS=""
 sweeps() {
   local m=$1 x=$2 aos=$HERE/bench/counters/d3q19_srt_pull_aos.toml
-  run star3d_r4-f64$x star3d_r4-f64 "$m" 256,256,256 "$STAR" --dtype f64
-  run box3d_r1-f32$x box3d_r1-f32 "$m" 256,256,256 "$HERE/stencils/box3d_r1.toml" --dtype f32
-  run d3q19_srt_pull-soa$x d3q19_srt_pull-soa "$m" 256,256,256 "$SOA"
-  run d3q19_srt_pull-aos$x d3q19_srt_pull-aos "$m" 256,256,256 "$aos"
-  run star3d_r4-f64-768$x star3d_r4-f64-768 "$m" 768,768,64 "$STAR" --dtype f64
-  run star3d_r4-f64-carveout100$x star3d_r4-f64-carveout100 "$m" 256,256,256 "$STAR" --dtype f64
-  run star3d_r4-f64-carveout0$x star3d_r4-f64-carveout0 "$m" 256,256,256 "$STAR" --dtype f64
+  EARLY=1 run star3d_r4-f64$x star3d_r4-f64 "$m" 256,256,256 "$STAR" --dtype f64
+  EARLY=1 run box3d_r1-f32$x box3d_r1-f32 "$m" 256,256,256 "$HERE/stencils/box3d_r1.toml" --dtype f32
+  EARLY=1 run d3q19_srt_pull-soa$x d3q19_srt_pull-soa "$m" 256,256,256 "$SOA"
+  EARLY=1 run d3q19_srt_pull-aos$x d3q19_srt_pull-aos "$m" 256,256,256 "$aos"
+  EARLY=1 run star3d_r4-f64-768$x star3d_r4-f64-768 "$m" 768,768,64 "$STAR" --dtype f64
+  EARLY=1 run star3d_r4-f64-carveout100$x star3d_r4-f64-carveout100 "$m" 256,256,256 "$STAR" \
+    --dtype f64
+  EARLY=1 run star3d_r4-f64-carveout0$x star3d_r4-f64-carveout0 "$m" 256,256,256 "$STAR" \
+    --dtype f64
   SWEEPS="$SWEEPS star3d_r4-f64$x box3d_r1-f32$x d3q19_srt_pull-soa$x d3q19_srt_pull-aos$x
     star3d_r4-f64-768$x star3d_r4-f64-carveout100$x star3d_r4-f64-carveout0$x"
   # The configurations the ranking's candidate models choose among at the timed sweeps' 512^3
@@ -121,7 +132,7 @@ if [ "$GPU" = h200 ]; then
   # carve-out 100 %, once the experiment file h200-l1-28k.toml, is now what the estimate takes
   # from ncu's shared-memory configuration of each launch.)
   # An experiment, not the preset: listed on its own, outside the totals.
-  run star3d_r4-f64-768-full-l2 star3d_r4-f64-768 "$HERE/bench/counters/h200-full-l2.toml" 768,768,64 "$STAR" --dtype f64
+  EARLY=1 run star3d_r4-f64-768-full-l2 star3d_r4-f64-768 "$HERE/bench/counters/h200-full-l2.toml" 768,768,64 "$STAR" --dtype f64
   SWEEPS="$SWEEPS star3d_r4-f64-768-full-l2"
   EXPERIMENTS="star3d_r4-f64-768-full-l2"
 fi
