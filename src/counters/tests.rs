@@ -302,6 +302,8 @@ fn report_pages_show_every_level_and_configuration() {
         .iter()
         .all(|s| (s.within_tolerance - 0.5).abs() < 1e-12));
     assert_eq!(summary[0].worst, Some(records[1].config));
+    // The first as if estimated in a compiled order: both pages say which order each took.
+    records[0].compiled_order = true;
     let sweep = CountersSweep {
         format: COUNTERS_FORMAT.into(),
         version: COUNTERS_VERSION,
@@ -333,8 +335,14 @@ fn report_pages_show_every_level_and_configuration() {
     assert!(html.contains("ncu &lt;x&gt;") && html.contains("a &lt;note&gt;"));
     assert!(html.contains("block 64x2x1 fold 1x1x1"));
     assert!(html.contains("+5.0%") || html.contains("-4.8%"));
+    assert!(html.contains("<td>compiled</td>") && html.contains("<td>emitted</td>"));
     let table = crate::report::counters_table(&sweep);
-    assert_eq!(table.lines().filter(|l| l.starts_with("block")).count(), 2);
+    let rows: Vec<&str> = table.lines().filter(|l| l.starts_with("block")).collect();
+    assert_eq!(rows.len(), 2);
+    assert!(
+        rows[0].contains(" compiled ") && rows[1].contains(" emitted "),
+        "{table}"
+    );
     // The JSON round-trips.
     let json = serde_json::to_string(&sweep).unwrap();
     let back: CountersSweep = serde_json::from_str(&json).unwrap();

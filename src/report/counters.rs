@@ -21,13 +21,22 @@ fn num(v: Option<f64>) -> String {
     }
 }
 
+/// The issue order a record's estimate took.
+fn issue_order(r: &crate::counters::ConfigRecord) -> &'static str {
+    if r.compiled_order {
+        "compiled"
+    } else {
+        "emitted"
+    }
+}
+
 /// A terminal table: one row per configuration, estimate / measured for each level.
 pub fn counters_table(s: &CountersSweep) -> String {
     let mut out = String::new();
     let _ = write!(
         out,
-        "{:<28} {:>4} {:>3} {:>6}",
-        "configuration", "regs", "bps", "L1 KiB"
+        "{:<28} {:>4} {:>3} {:>6} {:>8}",
+        "configuration", "regs", "bps", "L1 KiB", "order"
     );
     for l in Level::ALL {
         let _ = write!(out, " {:>20}", l.name());
@@ -36,11 +45,12 @@ pub fn counters_table(s: &CountersSweep) -> String {
     for r in &s.records {
         let _ = write!(
             out,
-            "{:<28} {:>4} {:>3} {:>6}",
+            "{:<28} {:>4} {:>3} {:>6} {:>8}",
             r.config.to_string(),
             r.registers,
             r.blocks_per_sm,
-            r.l1_bytes / 1024
+            r.l1_bytes / 1024,
+            issue_order(r)
         );
         for (i, l) in Level::ALL.iter().enumerate() {
             let cell = format!(
@@ -239,7 +249,7 @@ pub fn counters_html(s: &CountersSweep) -> String {
         );
     }
 
-    b.push_str("<h2>Every configuration</h2><table><tr><th class=l>configuration</th><th>regs</th><th>blocks/SM</th><th title=\"the L1 the estimate took: what the launch's shared-memory configuration leaves\">L1 KiB</th><th>time</th>");
+    b.push_str("<h2>Every configuration</h2><table><tr><th class=l>configuration</th><th>regs</th><th>blocks/SM</th><th title=\"the L1 the estimate took: what the launch's shared-memory configuration leaves\">L1 KiB</th><th title=\"the order the estimate issued the loads in: the compiled code's (--compiled-order) or the emitted one\">issue order</th><th>time</th>");
     for l in Level::ALL {
         let _ = write!(
             b,
@@ -251,12 +261,13 @@ pub fn counters_html(s: &CountersSweep) -> String {
     for r in &s.records {
         let _ = write!(
             b,
-            "<tr><td class=l>{}</td><td title=\"{}\">{}</td><td>{}</td><td>{}</td><td>{}</td>",
+            "<tr><td class=l>{}</td><td title=\"{}\">{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>",
             r.config,
             escape(&r.registers_from),
             r.registers,
             r.blocks_per_sm,
             r.l1_bytes / 1024,
+            issue_order(r),
             r.duration_s.map(super::format_seconds).unwrap_or_default()
         );
         for (i, l) in Level::ALL.iter().enumerate() {
