@@ -247,8 +247,8 @@ def fit(d):
         x, y = np.array(xs), np.array(ys, float)
         coef = np.linalg.lstsq(x, y, rcond=None)[0]
         rms = float(np.sqrt(np.mean((x @ coef - y) ** 2)))
-        res = open(os.path.join(d, name + ".res")).read() if os.path.exists(
-            os.path.join(d, name + ".res")) else ""
+        res_path = os.path.join(d, name + ".res")
+        res = open(res_path).read() if os.path.exists(res_path) else ""
         reg = re.search(r"REG:(\d+)", res)
         print(f"| {m.group(3)}×{m.group(4)}×{m.group(5)} | {m.group(6)}×{m.group(7)}×{m.group(8)} "
               f"| {reg.group(1) if reg else '?'} | {nf} | {coef[1]:.2f} | {coef[2]:.2f} | {rms:.1f} |")

@@ -166,18 +166,17 @@ pub fn run(a: &VolumesArgs, out: &mut impl Write) -> Result<(), CliError> {
     let params = CacheParams::from_machine(&machine, config.threads(), bps);
     let mut prog = footprint::MemoryProgram::new(k, &domain, &config)?;
     if let Some(path) = &a.compiled_order {
-        let orders = CompiledOrders::read(path)?;
-        let Some(order) = orders.get(k, &config, &domain) else {
+        let named;
+        (prog, named) = CompiledOrders::read(path)?.apply(k, prog)?;
+        if !named {
             return Err(CliError::Usage(format!(
                 "{} has no compiled order for {} ({}) {config} on {domain}; its lines name the kernel, element type, block, fold and domain",
                 path.display(),
                 k.name,
                 k.dtype()
             )));
-        };
-        prog = prog.with_compiled_order(order.to_vec())?;
+        }
     }
-    params.check()?;
     let est = footprint::Estimator::default().estimate_program(&prog, &params)?;
     // Each order's own option is used with that order only.
     for (given, option, sets, order) in [

@@ -120,12 +120,12 @@ pub enum CountersError {
         message: String,
     },
     /// A compiled order that names other instructions than the estimate's program issues.
-    #[error("{}: the order of {entry} does not fit the program the estimate builds ({source}); was it taken from another emitter's code?", path.display())]
+    #[error("{}: the order of {configuration} does not fit the program the estimate builds ({source}); was it taken from another emitter's code?", path.display())]
     CompiledOrderMismatch {
         /// The file.
         path: PathBuf,
-        /// The twin's entry name of the configuration.
-        entry: String,
+        /// The configuration and its twin's entry name.
+        configuration: String,
         /// What does not fit.
         source: FootprintError,
     },
@@ -596,22 +596,11 @@ pub fn compare(
             })
             .unwrap_or(input.machine.l1_bytes);
         let params = CacheParams::for_l1(input.machine, config.threads(), blocks_per_sm, l1_bytes);
-        let mut prog = footprint::MemoryProgram::new(input.kernel, input.domain, &config)?;
-        let compiled = input
-            .compiled_orders
-            .and_then(|o| o.get(input.kernel, &config, input.domain));
-        if let Some(order) = compiled {
-            prog = prog.with_compiled_order(order.to_vec()).map_err(|source| {
-                CountersError::CompiledOrderMismatch {
-                    path: input
-                        .compiled_orders
-                        .map(|o| o.path().to_path_buf())
-                        .unwrap_or_default(),
-                    entry: l.kernel.clone(),
-                    source,
-                }
-            })?;
-        }
+        let prog = footprint::MemoryProgram::new(input.kernel, input.domain, &config)?;
+        let (prog, compiled) = match input.compiled_orders {
+            Some(orders) => orders.apply(input.kernel, prog)?,
+            None => (prog, false),
+        };
         let estimate = estimator.estimate_program(&prog, &params)?;
         let errors = Level::ALL
             .iter()
@@ -624,7 +613,7 @@ pub fn compare(
             registers_from,
             blocks_per_sm,
             l1_bytes: params.l1_bytes,
-            compiled_order: compiled.is_some(),
+            compiled_order: compiled,
             duration_s: l.metrics.get(ncu::DURATION).copied(),
             estimate,
             measured,

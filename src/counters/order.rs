@@ -15,6 +15,7 @@
 
 use super::CountersError;
 use crate::config::LaunchConfig;
+use crate::footprint::MemoryProgram;
 use crate::ir::{Domain, Kernel};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -57,18 +58,9 @@ impl CompiledOrders {
                 ));
             };
             let triple = |what: &str, s: &str| -> Result<[usize; 3], CountersError> {
-                let v: Vec<usize> = s
-                    .split(',')
-                    .map(|p| p.parse())
-                    .collect::<Result<_, _>>()
-                    .map_err(|_| {
-                        bad(
-                            i + 1,
-                            format!("{what} `{s}` is not three positive integers X,Y,Z"),
-                        )
-                    })?;
-                match v[..] {
-                    [x, y, z] if x > 0 && y > 0 && z > 0 => Ok([x, y, z]),
+                let v: Option<Vec<usize>> = s.split(',').map(|p| p.parse().ok()).collect();
+                match v.as_deref() {
+                    Some(&[x, y, z]) if x > 0 && y > 0 && z > 0 => Ok([x, y, z]),
                     _ => Err(bad(
                         i + 1,
                         format!("{what} `{s}` is not three positive integers X,Y,Z"),
@@ -137,6 +129,27 @@ impl CompiledOrders {
                 domain.size,
             ))
             .map(|v| v.as_slice())
+    }
+
+    /// `prog` (of `kernel`) issued in the order the file gives for its configuration and domain,
+    /// and whether the file names them (else `prog` as it was).
+    pub fn apply(
+        &self,
+        kernel: &Kernel,
+        prog: MemoryProgram,
+    ) -> Result<(MemoryProgram, bool), CountersError> {
+        let Some(order) = self.get(kernel, &prog.config, &prog.domain) else {
+            return Ok((prog, false));
+        };
+        let config = prog.config;
+        let prog = prog.with_compiled_order(order.to_vec()).map_err(|source| {
+            CountersError::CompiledOrderMismatch {
+                path: self.path.clone(),
+                configuration: format!("{config} ({})", super::entry_name(&config)),
+                source,
+            }
+        })?;
+        Ok((prog, true))
     }
 
     /// The file the orders came from.

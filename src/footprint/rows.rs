@@ -1082,13 +1082,14 @@ impl RowPass {
             }
             // L1 sees a row's touches in the order they are issued; first touches and links
             // keep the steps' order, the lockstep waves' time.
+            let clocked = self.compiled && l1;
             let mut by_clock = std::mem::take(&mut self.by_clock);
             by_clock.clear();
-            if self.compiled && l1 {
+            if clocked {
                 by_clock.extend_from_slice(&own);
                 by_clock.sort_by_key(|t| (self.load_before[t.step as usize], t.step));
             }
-            for t in if self.compiled && l1 { &by_clock } else { &own } {
+            for t in if clocked { &by_clock } else { &own } {
                 sector_ranges(t, s, &mut self.ranges);
                 if l1 {
                     self.lines.clear();
@@ -1125,11 +1126,11 @@ impl RowPass {
                         });
                     }
                 }
-                if !(self.compiled && l1) {
+                if !clocked {
                     self.first_touches(t.step, s0, w, (x_only, band_end), record, row_bits);
                 }
             }
-            if self.compiled && l1 {
+            if clocked {
                 for t in &own {
                     sector_ranges(t, s, &mut self.ranges);
                     self.first_touches(t.step, s0, w, (x_only, band_end), record, row_bits);
