@@ -12,9 +12,10 @@ usage:
       REPORTS (a folder of counters JSON reports: the OUTDIR of `GPU=h100
       bench/recheck-counters.sh` holds every sweep), one OUT/NAME.cu each, from the definition
       files of the checkout ROOT (default this one; a checkout of an earlier commit with its own
-      BIN gives the code of that commit's emitters); compile them on the GPU
-      machine with `nvcc -arch=sm_90 -cubin --ftz=true --prec-div=false --prec-sqrt=false` and
-      `cuobjdump -sass` into NAME.sass and `cuobjdump -res-usage` into NAME.res beside them
+      BIN gives the code of that commit's emitters); then, on the GPU machine,
+      `bench/twin-sass.py OUT` compiles them as the twins were (NVRTC, the driver's JIT) and
+      writes NAME.sass and NAME.res beside them. (`stencilscope counters` does all of this
+      itself for the configurations it profiles: raw/NAME-compiled-order.txt.)
   bench/compiled-order.py orders DIR
       per configuration of DIR (NAME.cu and NAME.sass), the compiled order as `(fold point,
       instruction)` pairs, in the format `stencilscope counters --compiled-order` reads (lines
@@ -22,7 +23,7 @@ usage:
       stores could not all be matched to the emitted ones go to stderr (a load's address is a
       base register plus an immediate offset; where the compiler keeps several bases, each is
       matched by the shift that maps its offsets onto emitted ones not taken yet, which fails
-      where bases are few loads each, as in the SoA D3Q19 kernels' 19 arrays)
+      where bases are few loads each; of the 495 twins of the committed sweeps, one is left)
   bench/compiled-order.py fit DIR
       per folded star3d_r4 f64 configuration at 256^3, the least-squares fit of a load's place
       in the compiled order against the loads of the fold points before its own (a) and its

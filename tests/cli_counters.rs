@@ -285,6 +285,7 @@ fn saved_csv_of_a_real_run_is_analysed_again() {
 /// a line of a compiled-orders file.
 fn reversed_order_line(block: [usize; 3], fold: [usize; 3], domain: [usize; 3]) -> String {
     use stencilscope::config::LaunchConfig;
+    use stencilscope::counters::CompiledOrders;
     use stencilscope::footprint::MemoryProgram;
     use stencilscope::ir::{Domain, Dtype};
     let mut k = stencilscope::spec::load_stencil("stencils/star3d_r4.toml".as_ref())
@@ -292,22 +293,11 @@ fn reversed_order_line(block: [usize; 3], fold: [usize; 3], domain: [usize; 3]) 
         .kernel;
     k.set_dtype(Dtype::F64);
     let d = Domain::new3(domain[0], domain[1], domain[2]);
-    let prog = MemoryProgram::new(&k, &d, &LaunchConfig::new(block, fold)).unwrap();
-    let steps: Vec<String> = prog
-        .issued_sequence()
-        .collect::<Vec<_>>()
-        .iter()
-        .rev()
-        .map(|(f, n)| format!("{f},{n}"))
-        .collect();
-    let t = |v: [usize; 3]| v.map(|x| x.to_string()).join(",");
-    format!(
-        "star3d_r4 f64 {} {} {}: {}\n",
-        t(block),
-        t(fold),
-        t(domain),
-        steps.join(" ")
-    )
+    let c = LaunchConfig::new(block, fold);
+    let prog = MemoryProgram::new(&k, &d, &c).unwrap();
+    let mut order: Vec<(usize, usize)> = prog.issued_sequence().collect();
+    order.reverse();
+    format!("{}\n", CompiledOrders::line(&k, &c, &d, &order))
 }
 
 #[test]
@@ -376,6 +366,22 @@ fn compiled_orders_reach_the_estimates_of_a_saved_run() {
         )),
         "{stdout}"
     );
+    // Asking for the emitted order and giving orders at once is refused before anything runs.
+    let mut args: Vec<String> = [
+        "counters",
+        "stencils/star3d_r4.toml",
+        "--machine",
+        "h200",
+        "--emitted-order",
+        "--compiled-order",
+    ]
+    .into_iter()
+    .map(String::from)
+    .collect();
+    args.push(orders.display().to_string());
+    let (ok, _, stderr) = out(bin().args(&args));
+    assert!(!ok);
+    assert!(stderr.contains("--emitted-order"), "{stderr}");
     // A malformed file is one message naming its line, and no report.
     std::fs::write(&orders, "# orders\nstar3d_r4 f64 32,4,2 1,1,2: 0,0\n").unwrap();
     let (ok, _, stderr) = run("bad", Some(&orders));

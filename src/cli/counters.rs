@@ -4,10 +4,10 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use stencilscope::counters::{
-    self, compare, flush_notes, ncu, select_configs, summarize, CompareInput, CompiledOrders,
+    self, compare, flush_notes, ncu, sass, select_configs, summarize, CompareInput, CompiledOrders,
     ConfigSpec, CountersError, CountersSweep, TwinInfo, TwinPlan,
 };
-use stencilscope::ir::Domain;
+use stencilscope::ir::{Domain, Kernel};
 use stencilscope::model::estimate_registers;
 use stencilscope::report::{counters_html, counters_table};
 use stencilscope::spec::load_machine;
@@ -72,11 +72,17 @@ pub struct CountersArgs {
     /// version and command, the command line, date, commit, carve-out) is kept.
     #[arg(long, requires = "from_csv")]
     original: Option<PathBuf>,
-    /// The compiled code's issue orders (`bench/compiled-order.py orders`): the estimate of every
-    /// configuration the file names follows the order its compiled twin issues loads and stores
-    /// in, not the emitted one.
-    #[arg(long)]
+    /// The compiled code's issue orders (lines `KERNEL DTYPE BX,BY,BZ FX,FY,FZ NX,NY,NZ: F,I …`,
+    /// as a profiling run writes to `raw/NAME-compiled-order.txt` or `bench/compiled-order.py
+    /// orders` for a sweep's SASS): the estimate of every configuration the file names follows
+    /// the order its compiled twin issues loads and stores in, not the emitted one. A profiling
+    /// run reads the orders from the SASS itself (with cuobjdump) unless this is given.
+    #[arg(long, conflicts_with = "emitted_order")]
     compiled_order: Option<PathBuf>,
+    /// Estimate every configuration in the emitted order, even where the compiled order is
+    /// known (a profiling run still writes `raw/NAME-compiled-order.txt`).
+    #[arg(long)]
+    emitted_order: bool,
     /// Print the selected configurations and stop (needs no ncu).
     #[arg(long, conflicts_with = "from_csv")]
     list: bool,
@@ -185,15 +191,141 @@ fn commit(given: Option<&str>) -> Option<String> {
 struct Profile {
     csv: String,
     twin: Option<TwinInfo>,
+    /// The orders read from the twins' SASS (`raw/NAME-compiled-order.txt`).
+    compiled_order: Option<PathBuf>,
     ncu_version: Option<String>,
     ncu_command: Option<String>,
     notes: Vec<String>,
 }
 
+/// The cuobjdump executable: `$CUOBJDUMP`, else on `PATH`, beside `ncu`, or in the CUDA
+/// toolkit's default place.
+fn locate_cuobjdump(ncu: &Path) -> Option<PathBuf> {
+    if let Some(p) = std::env::var_os("CUOBJDUMP").filter(|p| !p.is_empty()) {
+        return Some(PathBuf::from(p)).filter(|p| p.is_file());
+    }
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    std::env::split_paths(&path)
+        .chain(ncu.parent().map(Path::to_path_buf))
+        .chain([PathBuf::from("/usr/local/cuda/bin")])
+        .map(|d| d.join("cuobjdump"))
+        .find(|c| c.is_file())
+}
+
+/// The compiled issue orders of the plan's configurations, read from the SASS the driver's JIT
+/// makes of them: the twin compiles and loads every configuration once outside ncu, with the
+/// JIT cache in `work/jit`; the cubins in it are disassembled with cuobjdump and every global
+/// load and store matched to the emitted access it is (`counters::sass`). Writes
+/// `raw/STEM-compiled-order.txt` and returns its path; where that is not possible, a note says
+/// why and the estimates keep the emitted order.
+#[allow(clippy::too_many_arguments)]
+fn read_compiled_orders(
+    exe: &Path,
+    ncu: &Path,
+    plan: &TwinPlan,
+    kernel: &Kernel,
+    work: &Path,
+    raw: &Path,
+    stem: &str,
+    notes: &mut Vec<String>,
+) -> Result<Option<PathBuf>, CliError> {
+    let Some(cuobjdump) = locate_cuobjdump(ncu) else {
+        notes.push(
+            "compiled issue order not read: cuobjdump (CUDA toolkit) not found on PATH, beside ncu or in /usr/local/cuda/bin (set $CUOBJDUMP); estimates in the emitted order".into(),
+        );
+        return Ok(None);
+    };
+    let jit = work.join("jit");
+    let plan = TwinPlan {
+        compile_only: true,
+        info: work.join("compiled.json"),
+        ..plan.clone()
+    };
+    let plan_path = work.join("compile-plan.json");
+    write(
+        &plan_path,
+        &serde_json::to_string_pretty(&plan).map_err(CountersError::from)?,
+    )?;
+    let log = raw.join(format!("{stem}-jit.log"));
+    let file = std::fs::File::create(&log).map_err(io(&log))?;
+    let err = file.try_clone().map_err(io(&log))?;
+    // A process of its own, so that the driver has written its cache when it exits.
+    let status = Command::new(exe)
+        .arg("counters-twin")
+        .arg(&plan_path)
+        .env("CUDA_CACHE_PATH", &jit)
+        .env("CUDA_CACHE_MAXSIZE", (4u64 << 30).to_string())
+        .env("CUDA_CACHE_DISABLE", "0")
+        .stdout(Stdio::from(file))
+        .stderr(Stdio::from(err))
+        .status()
+        .map_err(io(exe))?;
+    if !status.success() {
+        let text = std::fs::read_to_string(&log).unwrap_or_default();
+        return Err(CountersError::Twin(format!(
+            "compiling the twins for their SASS failed ({status}): {}",
+            text.trim()
+        ))
+        .into());
+    }
+    let info: TwinInfo = serde_json::from_str(&read(&plan.info)?).map_err(CountersError::from)?;
+    let mut sass = std::collections::BTreeMap::new();
+    let mut files = vec![jit.clone()];
+    let mut images = 0;
+    while let Some(p) = files.pop() {
+        if p.is_dir() {
+            for e in std::fs::read_dir(&p).map_err(io(&p))? {
+                files.push(e.map_err(io(&p))?.path());
+            }
+            continue;
+        }
+        let blob = std::fs::read(&p).map_err(io(&p))?;
+        for image in sass::elf_images(&blob) {
+            let cubin = work.join(format!("image-{images}.cubin"));
+            images += 1;
+            write_bytes(&cubin, image)?;
+            let out = Command::new(&cuobjdump)
+                .arg("-sass")
+                .arg(&cubin)
+                .output()
+                .map_err(io(&cuobjdump))?;
+            // Not every cached image holds code (cuobjdump refuses those).
+            if out.status.success() {
+                sass.extend(sass::sass_functions(&String::from_utf8_lossy(&out.stdout)));
+            }
+        }
+    }
+    let header = format!(
+        "the compiled issue orders of the twins, from cuobjdump -sass of the driver's JIT of their PTX (NVRTC options {} --gpu-architecture=compute_XY; {}, driver API {}); stencilscope counters",
+        info.nvrtc_options.join(" "),
+        info.device.name,
+        info.device.driver_api
+    );
+    let (text, unmatched) = sass::orders_file(kernel, &plan.domain, &plan.configs, &sass, &header)
+        .map_err(|e| CountersError::Twin(e.to_string()))?;
+    let path = raw.join(format!("{stem}-compiled-order.txt"));
+    write(&path, &text)?;
+    if !unmatched.is_empty() {
+        let (c, e) = &unmatched[0];
+        notes.push(format!(
+            "{} of {} configurations have no compiled issue order from the SASS (estimated in the emitted order), e.g. {c}: {e}",
+            unmatched.len(),
+            plan.configs.len()
+        ));
+    }
+    Ok(Some(path))
+}
+
+fn write_bytes(path: &Path, bytes: &[u8]) -> Result<(), CountersError> {
+    std::fs::write(path, bytes).map_err(io(path))
+}
+
+#[allow(clippy::too_many_arguments)]
 fn profile(
     ncu: &Path,
     sections: &[String],
     plan_base: TwinPlan,
+    kernel: &Kernel,
     raw: &Path,
     stem: &str,
     out: &mut impl Write,
@@ -239,6 +371,14 @@ fn profile(
         &serde_json::to_string_pretty(&plan).map_err(CountersError::from)?,
     )?;
     let exe = std::env::current_exe()?;
+    writeln!(
+        out,
+        "compiling {} configurations for their SASS…",
+        plan.configs.len()
+    )?;
+    out.flush()?;
+    let compiled_order =
+        read_compiled_orders(&exe, ncu, &plan, kernel, &work, raw, stem, &mut notes)?;
     let report = work.join("report");
     let mut args: Vec<String> = sections
         .iter()
@@ -309,6 +449,7 @@ fn profile(
     Ok(Profile {
         csv,
         twin: Some(twin),
+        compiled_order,
         ncu_version: version,
         ncu_command: Some(command),
         notes,
@@ -350,6 +491,7 @@ pub fn run(a: &CountersArgs, out: &mut impl Write) -> Result<(), CliError> {
                 Some(p) => Some(serde_json::from_str(&read(p)?).map_err(CountersError::from)?),
                 None => None,
             },
+            compiled_order: None,
             ncu_version: None,
             ncu_command: None,
             notes: vec![format!("analysed from the saved CSV {}", csv.display())],
@@ -383,18 +525,23 @@ pub fn run(a: &CountersArgs, out: &mut impl Write) -> Result<(), CliError> {
                 flush_factor: a.flush_factor,
                 carveout: a.carveout,
                 l2_fetch_bytes: a.l2_fetch_bytes,
+                compile_only: false,
                 ptx_cache: PathBuf::new(),
                 info: PathBuf::new(),
             };
-            let p = profile(&ncu, &a.ncu_section, plan, &raw, &stem, out)?;
+            let p = profile(&ncu, &a.ncu_section, plan, kernel, &raw, &stem, out)?;
             write(&raw.join(format!("{stem}.csv")), &p.csv)?;
             p
         }
     };
     let (launches, skipped) = ncu::parse_csv_lenient(&profile.csv)?;
-    let orders = match &a.compiled_order {
-        Some(p) => Some(CompiledOrders::read(p)?),
-        None => None,
+    let orders = match a
+        .compiled_order
+        .as_ref()
+        .or(profile.compiled_order.as_ref())
+    {
+        Some(p) if !a.emitted_order => Some(CompiledOrders::read(p)?),
+        _ => None,
     };
     let twin_regs: Vec<(String, usize)> = profile
         .twin

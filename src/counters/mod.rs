@@ -31,6 +31,7 @@
 
 pub mod ncu;
 mod order;
+pub mod sass;
 mod select;
 #[cfg(feature = "cuda")]
 pub mod twin;
@@ -439,6 +440,10 @@ pub struct TwinInfo {
     pub flush_bytes: usize,
     /// Per configuration: entry name and registers per thread (`CU_FUNC_ATTRIBUTE_NUM_REGS`).
     pub kernels: Vec<(String, usize)>,
+    /// NVRTC's options for the stencil kernels besides `--gpu-architecture` (empty in the
+    /// sweeps taken before the twin compiled with `run --backend cuda`'s float options).
+    #[serde(default)]
+    pub nvrtc_options: Vec<String>,
 }
 
 /// What the twin is told to run (written as JSON by `counters`, read by `counters-twin`).
@@ -464,6 +469,11 @@ pub struct TwinPlan {
     /// driver's.
     #[serde(default)]
     pub l2_fetch_bytes: Option<u32>,
+    /// Compile and load every configuration, write the [`TwinInfo`] and stop, launching
+    /// nothing (run once outside ncu, with the driver's JIT cache in a folder of its own, so
+    /// that the SASS the profiled kernels run can be read: [`sass`]).
+    #[serde(default)]
+    pub compile_only: bool,
     /// Where compiled PTX is kept between replay passes.
     pub ptx_cache: PathBuf,
     /// Where the twin writes its [`TwinInfo`].

@@ -152,6 +152,26 @@ impl CompiledOrders {
         Ok((prog, true))
     }
 
+    /// The file's line for the `order` of `kernel` launched with `config` on `domain`.
+    pub fn line(
+        kernel: &Kernel,
+        config: &LaunchConfig,
+        domain: &Domain,
+        order: &[(usize, usize)],
+    ) -> String {
+        let triple = |v: [usize; 3]| v.map(|x| x.to_string()).join(",");
+        let steps: Vec<String> = order.iter().map(|(f, n)| format!("{f},{n}")).collect();
+        format!(
+            "{} {} {} {} {}: {}",
+            kernel.name,
+            format!("{:?}", kernel.dtype()).to_lowercase(),
+            triple(config.block),
+            triple(config.fold),
+            triple(domain.size),
+            steps.join(" ")
+        )
+    }
+
     /// The file the orders came from.
     pub fn path(&self) -> &Path {
         &self.path

@@ -507,17 +507,7 @@ fn the_estimate_reads_the_fetches_the_twin_set() {
 
 /// The line of a compiled-orders file for `k` launched with `c` on `d` in `order`.
 fn order_line(k: &Kernel, c: &LaunchConfig, d: &Domain, order: &[(usize, usize)]) -> String {
-    let t = |v: [usize; 3]| v.map(|x| x.to_string()).join(",");
-    let steps: Vec<String> = order.iter().map(|(f, n)| format!("{f},{n}")).collect();
-    format!(
-        "{} {} {} {} {}: {}\n",
-        k.name,
-        format!("{:?}", k.dtype()).to_lowercase(),
-        t(c.block),
-        t(c.fold),
-        t(d.size),
-        steps.join(" ")
-    )
+    format!("{}\n", CompiledOrders::line(k, c, d, order))
 }
 
 #[test]

@@ -9,6 +9,7 @@
 use super::{entry_name, CountersError, DeviceDesc, TwinInfo, TwinPlan, FLUSH_KERNEL};
 use crate::emit::{self, Options};
 use crate::ir::Dtype;
+use crate::runtime::cuda::NVRTC_FLOAT_OPTIONS;
 use cudarc::driver::sys::{CUdevice_attribute as A, CUfunction_attribute_enum as F};
 use cudarc::driver::{
     CudaContext, CudaFunction, CudaSlice, CudaStream, LaunchConfig, PushKernelArg,
@@ -49,7 +50,8 @@ where
     move |e| CountersError::Twin(format!("{what}: {e}"))
 }
 
-/// Compiles `source` to PTX for `arch`, or takes it from `cache` when compiled before.
+/// Compiles `source` to PTX for `arch` with `run --backend cuda`'s options, or takes it from
+/// `cache` when compiled before.
 fn ptx_for(source: &str, arch: &str, name: &str, cache: &Path) -> Result<Ptx, CountersError> {
     let mut h = std::collections::hash_map::DefaultHasher::new();
     source.hash(&mut h);
@@ -59,7 +61,11 @@ fn ptx_for(source: &str, arch: &str, name: &str, cache: &Path) -> Result<Ptx, Co
         return Ok(Ptx::from_src(text));
     }
     let opts = CompileOptions {
-        options: vec![format!("--gpu-architecture={arch}")],
+        options: NVRTC_FLOAT_OPTIONS
+            .iter()
+            .map(|o| o.to_string())
+            .chain([format!("--gpu-architecture={arch}")])
+            .collect(),
         ..Default::default()
     };
     let ptx = cudarc::nvrtc::compile_ptx_with_opts(source, opts).map_err(|e| {
@@ -148,41 +154,6 @@ pub fn run(plan: &TwinPlan) -> Result<TwinInfo, CountersError> {
     })?;
     let flush = load(FLUSH_KERNEL)?;
 
-    // Fields: every one filled, inputs and outputs alike (outputs are overwritten anyway).
-    let elem = plan.dtype.size();
-    let mut fields: Vec<CudaSlice<u8>> = Vec::new();
-    let wide = LaunchConfig {
-        grid_dim: ((sms * 8) as u32, 1, 1),
-        block_dim: (512, 1, 1),
-        shared_mem_bytes: 0,
-    };
-    for f in &kernel.fields {
-        let n = f.layout_for(&plan.domain).len();
-        let buf = stream
-            .alloc_zeros::<u8>((n * elem).max(16))
-            .map_err(drv("cuMemAlloc"))?;
-        let n64 = n as u64;
-        let mut b = stream.launch_builder(&init);
-        b.arg(&buf).arg(&n64);
-        // SAFETY: the helper writes exactly n elements of the buffer's type.
-        unsafe { b.launch(wide) }.map_err(drv("init launch"))?;
-        fields.push(buf);
-    }
-    let flush_bytes = (plan.flush_factor.max(1) * l2).max(64 << 20) / 16 * 16;
-    let flush_buf = stream
-        .alloc_zeros::<u8>(flush_bytes)
-        .map_err(drv("cuMemAlloc (eviction buffer)"))?;
-    let sink = stream.alloc_zeros::<u8>(16).map_err(drv("cuMemAlloc"))?;
-    let n8 = (flush_bytes / 8) as u64;
-    let evict = || -> Result<(), CountersError> {
-        let mut b = stream.launch_builder(&flush);
-        b.arg(&flush_buf).arg(&n8).arg(&sink);
-        // SAFETY: reads n8 words of the eviction buffer; writes at most one word of `sink`.
-        unsafe { b.launch(wide) }.map_err(drv("eviction launch"))?;
-        stream.synchronize().map_err(drv("eviction kernel"))
-    };
-    stream.synchronize().map_err(drv("initialisation"))?;
-
     // Compile and check everything before the first profiled launch.
     let mut kernels = Vec::new();
     let mut funcs = Vec::new();
@@ -226,6 +197,67 @@ pub fn run(plan: &TwinPlan) -> Result<TwinInfo, CountersError> {
         funcs.push((f, launch));
     }
 
+    let nvrtc_options: Vec<String> = NVRTC_FLOAT_OPTIONS.iter().map(|o| o.to_string()).collect();
+    let device = DeviceDesc {
+        name: ctx.name().map_err(drv("cuDeviceGetName"))?,
+        compute_capability: format!("{major}.{minor}"),
+        driver_api: format!("{}.{}", version / 1000, (version % 1000) / 10),
+        sms,
+        l2_bytes: l2,
+    };
+    let write_info = |info: &TwinInfo| -> Result<(), CountersError> {
+        let text = serde_json::to_string_pretty(info)?;
+        std::fs::write(&plan.info, text).map_err(|source| CountersError::Io {
+            path: plan.info.clone(),
+            source,
+        })
+    };
+    if plan.compile_only {
+        let info = TwinInfo {
+            device,
+            flush_bytes: 0,
+            kernels,
+            nvrtc_options,
+        };
+        write_info(&info)?;
+        return Ok(info);
+    }
+
+    // Fields: every one filled, inputs and outputs alike (outputs are overwritten anyway).
+    let elem = plan.dtype.size();
+    let mut fields: Vec<CudaSlice<u8>> = Vec::new();
+    let wide = LaunchConfig {
+        grid_dim: ((sms * 8) as u32, 1, 1),
+        block_dim: (512, 1, 1),
+        shared_mem_bytes: 0,
+    };
+    for f in &kernel.fields {
+        let n = f.layout_for(&plan.domain).len();
+        let buf = stream
+            .alloc_zeros::<u8>((n * elem).max(16))
+            .map_err(drv("cuMemAlloc"))?;
+        let n64 = n as u64;
+        let mut b = stream.launch_builder(&init);
+        b.arg(&buf).arg(&n64);
+        // SAFETY: the helper writes exactly n elements of the buffer's type.
+        unsafe { b.launch(wide) }.map_err(drv("init launch"))?;
+        fields.push(buf);
+    }
+    let flush_bytes = (plan.flush_factor.max(1) * l2).max(64 << 20) / 16 * 16;
+    let flush_buf = stream
+        .alloc_zeros::<u8>(flush_bytes)
+        .map_err(drv("cuMemAlloc (eviction buffer)"))?;
+    let sink = stream.alloc_zeros::<u8>(16).map_err(drv("cuMemAlloc"))?;
+    let n8 = (flush_bytes / 8) as u64;
+    let evict = || -> Result<(), CountersError> {
+        let mut b = stream.launch_builder(&flush);
+        b.arg(&flush_buf).arg(&n8).arg(&sink);
+        // SAFETY: reads n8 words of the eviction buffer; writes at most one word of `sink`.
+        unsafe { b.launch(wide) }.map_err(drv("eviction launch"))?;
+        stream.synchronize().map_err(drv("eviction kernel"))
+    };
+    stream.synchronize().map_err(drv("initialisation"))?;
+
     evict()?;
     for ((f, launch), (name, _)) in funcs.iter().zip(&kernels) {
         let mut b = stream.launch_builder(f);
@@ -242,20 +274,11 @@ pub fn run(plan: &TwinPlan) -> Result<TwinInfo, CountersError> {
     }
 
     let info = TwinInfo {
-        device: DeviceDesc {
-            name: ctx.name().map_err(drv("cuDeviceGetName"))?,
-            compute_capability: format!("{major}.{minor}"),
-            driver_api: format!("{}.{}", version / 1000, (version % 1000) / 10),
-            sms,
-            l2_bytes: l2,
-        },
+        device,
         flush_bytes,
         kernels,
+        nvrtc_options,
     };
-    let text = serde_json::to_string_pretty(&info)?;
-    std::fs::write(&plan.info, text).map_err(|source| CountersError::Io {
-        path: plan.info.clone(),
-        source,
-    })?;
+    write_info(&info)?;
     Ok(info)
 }

@@ -1,0 +1,542 @@
+//! The compiled issue order read from a twin's SASS (issue 8).
+//!
+//! ptxas does not issue a thread's loads fold point after fold point: it spreads each fold
+//! point's loads over about 1.6 times their number and interleaves the next fold points'. The
+//! order the compiled twin issues its global loads and stores in is read here from
+//! `cuobjdump -sass` of the cubin the driver's JIT made (the twin loads PTX, so the JIT cache
+//! holds it: [`elf_images`]), by matching every `LDG`/`STG` to the emitted access it is:
+//!
+//! - Address registers are followed as values `(root, constant)`: `IADD3 Rd, Ra, imm` and
+//!   `MOV Rd, Ra` keep `Ra`'s root and add to its constant; any other write starts a new root.
+//!   So loads through registers the compiler derived from one pointer share a base.
+//! - Each base is matched by the one byte shift that maps all its offsets onto emitted element
+//!   offsets (`base_X + OFF` in the twin's source) that no earlier base took; bases with most
+//!   accesses first. A base of one access takes an earlier base's shift where exactly one fits
+//!   (the same address computed again). Where no single shift fits, the configuration stays
+//!   unmatched ([`SassOrderError`]) and its estimate keeps the emitted order.
+//!
+//! `bench/compiled-order.py` is the same matcher for the SASS files of a whole sweep.
+
+use crate::config::LaunchConfig;
+use crate::emit::{self, EmitError, Options};
+use crate::ir::{Domain, Kernel};
+use std::collections::{BTreeMap, HashMap, HashSet};
+
+/// Why a configuration's SASS gave no compiled order.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SassOrderError {
+    /// The SASS holds no function of that name.
+    #[error("the SASS holds no function `{0}`")]
+    NoFunction(String),
+    /// The source names one element offset for two accesses of a kind.
+    #[error(
+        "the source reads or writes element offset {0} twice; the SASS cannot tell them apart"
+    )]
+    AmbiguousSource(i64),
+    /// No single shift maps a base's accesses onto emitted ones.
+    #[error("{accesses} {kind} through one address register match {fits} shifts of the emitted offsets, not one")]
+    NoShift {
+        /// `loads` or `stores`.
+        kind: &'static str,
+        /// The base's accesses.
+        accesses: usize,
+        /// How many shifts fit.
+        fits: usize,
+    },
+    /// The matched accesses are not every emitted one, once each.
+    #[error("the SASS issues {found} global loads and stores matching {distinct} emitted ones, the source {expected}")]
+    Count {
+        /// Accesses in the SASS.
+        found: usize,
+        /// Distinct emitted accesses they matched.
+        distinct: usize,
+        /// Accesses in the source.
+        expected: usize,
+    },
+}
+
+/// One global load or store of the SASS: the address register's root and the byte offset from
+/// it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Access {
+    store: bool,
+    root: usize,
+    offset: i64,
+}
+
+/// The ELF images (cubins) inside a file of the driver's JIT cache, each to the end of its
+/// furthest header table or section.
+pub fn elf_images(blob: &[u8]) -> Vec<&[u8]> {
+    let mut out = Vec::new();
+    let mut at = find(blob, b"\x7fELF", 0);
+    while let Some(a) = at {
+        let u = |o: usize, n: usize| -> Option<u64> {
+            let b = blob.get(a + o..a + o + n)?;
+            Some(b.iter().rev().fold(0u64, |v, &x| (v << 8) | u64::from(x)))
+        };
+        let image = (|| {
+            let (phoff, phent, phnum) = (u(0x20, 8)?, u(0x36, 2)?, u(0x38, 2)?);
+            let (shoff, shent, shnum) = (u(0x28, 8)?, u(0x3A, 2)?, u(0x3C, 2)?);
+            let mut end = (phoff + phent * phnum).max(shoff + shent * shnum);
+            for k in 0..shnum {
+                let h = (shoff + k * shent) as usize;
+                // SHT_NOBITS (8) takes no room in the file.
+                if u(h + 4, 4)? != 8 {
+                    end = end.max(u(h + 0x18, 8)? + u(h + 0x20, 8)?);
+                }
+            }
+            blob.get(a..a.checked_add(usize::try_from(end).ok()?)?)
+        })();
+        match image {
+            Some(img) => {
+                out.push(img);
+                at = find(blob, b"\x7fELF", a + img.len().max(4));
+            }
+            None => at = find(blob, b"\x7fELF", a + 4),
+        }
+    }
+    out
+}
+
+fn find(hay: &[u8], needle: &[u8], from: usize) -> Option<usize> {
+    hay.get(from..)?
+        .windows(needle.len())
+        .position(|w| w == needle)
+        .map(|p| p + from)
+}
+
+/// The functions of `cuobjdump -sass` output: name and instruction texts (without the
+/// `/*addr*/` prefix and the `;`).
+pub fn sass_functions(text: &str) -> BTreeMap<String, Vec<String>> {
+    let mut out: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    let mut current: Option<String> = None;
+    for line in text.lines() {
+        let t = line.trim();
+        if let Some(name) = t.strip_prefix("Function : ") {
+            let name = name.trim().to_string();
+            out.entry(name.clone()).or_default();
+            current = Some(name);
+            continue;
+        }
+        let Some(name) = &current else { continue };
+        // `/*0080*/  LDG.E.64 R2, desc[UR4][R4.64] ;  /* 0x... */`
+        let Some(rest) = t.strip_prefix("/*") else {
+            continue;
+        };
+        let Some((addr, ins)) = rest.split_once("*/") else {
+            continue;
+        };
+        if addr.len() < 4 || !addr.bytes().all(|b| b.is_ascii_hexdigit()) {
+            continue;
+        }
+        let Some((ins, _)) = ins.split_once(';') else {
+            continue;
+        };
+        let ins = ins.trim();
+        if !ins.is_empty() {
+            out.get_mut(name)
+                .expect("entry made above")
+                .push(ins.to_string());
+        }
+    }
+    out
+}
+
+fn is_reg(s: &str) -> bool {
+    s.strip_prefix('R')
+        .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+}
+
+fn is_pred(s: &str) -> bool {
+    let s = s.strip_prefix('!').unwrap_or(s);
+    s == "PT"
+        || s.strip_prefix('P')
+            .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+}
+
+fn imm(s: &str) -> Option<i64> {
+    let (neg, s) = match s.strip_prefix('-') {
+        Some(r) => (true, r),
+        None => (false, s),
+    };
+    let v = i64::from_str_radix(s.strip_prefix("0x")?, 16).ok()?;
+    Some(if neg { -v } else { v })
+}
+
+/// The global loads and stores of a function's instructions, in SASS order.
+fn memory_accesses(instructions: &[String]) -> Vec<Access> {
+    let mut out = Vec::new();
+    let mut value: HashMap<String, (usize, i64)> = HashMap::new();
+    let mut roots = 0usize;
+    let mut fresh = || {
+        roots += 1;
+        roots
+    };
+    for ins in instructions {
+        // A guard predicate (`@P0`, `@!PT`) does not change what the instruction does.
+        let ins = match ins.strip_prefix('@') {
+            Some(r) => r.split_once(char::is_whitespace).map_or("", |(_, i)| i),
+            None => ins.as_str(),
+        }
+        .trim();
+        let (op, rest) = ins.split_once(char::is_whitespace).unwrap_or((ins, ""));
+        let args: Vec<String> = rest
+            .split(',')
+            .map(|a| a.trim().replace(".reuse", ""))
+            .collect();
+        let mut val = |r: &str, value: &mut HashMap<String, (usize, i64)>| {
+            *value.entry(r.to_string()).or_insert_with(|| (fresh(), 0))
+        };
+        let (load, store) = (op.starts_with("LDG"), op.starts_with("STG"));
+        if load || store {
+            // `[R4.64+0x19a720]` or `[R4.64]`, after the descriptor's `desc[UR4]`.
+            let addr = rest
+                .rsplit_once('[')
+                .and_then(|(_, a)| a.split_once(']'))
+                .map(|(a, _)| a);
+            if let Some((reg, off)) = addr.and_then(|a| {
+                let (r, o) = a.split_once(".64")?;
+                let o = o.strip_prefix('+').unwrap_or(o);
+                Some((r, if o.is_empty() { 0 } else { imm(o)? }))
+            }) {
+                let (root, c) = val(reg, &mut value);
+                out.push(Access {
+                    store,
+                    root,
+                    offset: c + off,
+                });
+            }
+        }
+        let dest = args.first().filter(|a| is_reg(a)).cloned();
+        let Some(dest) = dest.filter(|_| !store) else {
+            continue;
+        };
+        let srcs: Vec<&str> = args[1..]
+            .iter()
+            .map(String::as_str)
+            .filter(|a| !is_pred(a) && *a != "RZ")
+            .collect();
+        let regs: Vec<&str> = srcs.iter().copied().filter(|a| is_reg(a)).collect();
+        let imms: Vec<i64> = srcs.iter().filter_map(|a| imm(a)).collect();
+        let v = if op == "IADD3"
+            && regs.len() == 1
+            && imms.len() <= 1
+            && srcs.len() == regs.len() + imms.len()
+        {
+            let (root, c) = val(regs[0], &mut value);
+            (root, c + imms.first().copied().unwrap_or(0))
+        } else if op == "MOV" && regs.len() == 1 && srcs.len() == 1 {
+            val(regs[0], &mut value)
+        } else {
+            (fresh(), 0)
+        };
+        value.insert(dest, v);
+    }
+    out
+}
+
+/// The emitted accesses of a twin's source: element offset → `(fold point, instruction)`, loads
+/// and stores apart. Loads are `ld_F_N = fld_X[base_X + OFF]`; stores `fld_X[base_X + OFF] =`,
+/// numbered after the program's loads (as [`MemoryProgram`](crate::footprint::MemoryProgram)
+/// orders its instructions), in the order of their first appearance in each fold point.
+type Table = HashMap<i64, (usize, usize)>;
+
+fn source_accesses(source: &str) -> Result<(Table, Table), SassOrderError> {
+    let (mut loads, mut stores) = (Table::new(), Table::new());
+    let mut store_lines: Vec<(usize, i64)> = Vec::new();
+    let mut fold = 0usize;
+    let mut seen_fold = false;
+    for line in source.lines() {
+        let t = line.trim();
+        if t.starts_with("// fold point") {
+            if seen_fold {
+                fold += 1;
+            }
+            seen_fold = true;
+            continue;
+        }
+        let Some(open) = t.find("fld_") else { continue };
+        let after = &t[open..];
+        let Some(off) = after
+            .split_once("[base_")
+            .and_then(|(_, r)| r.split_once(" + "))
+            .and_then(|(_, r)| r.split_once(']'))
+            .and_then(|(n, _)| n.trim().parse::<i64>().ok())
+        else {
+            continue;
+        };
+        let tail = after.split_once(']').map_or("", |(_, r)| r).trim_start();
+        if tail.starts_with('=') && !tail.starts_with("==") {
+            store_lines.push((fold, off));
+            continue;
+        }
+        // `double ld_0_2 = fld_u[...]` or `ld_0_0 = fld_u[...]`.
+        let lhs = t[..open].trim_end().strip_suffix('=').map(str::trim_end);
+        let Some(name) = lhs.and_then(|l| l.rsplit(' ').next()) else {
+            continue;
+        };
+        let Some((f, n)) = name
+            .strip_prefix("ld_")
+            .and_then(|r| r.split_once('_'))
+            .and_then(|(f, n)| Some((f.parse::<usize>().ok()?, n.parse::<usize>().ok()?)))
+        else {
+            continue;
+        };
+        if loads.insert(off, (f, n)).is_some() {
+            return Err(SassOrderError::AmbiguousSource(off));
+        }
+    }
+    let first = loads.values().filter(|(f, _)| *f == 0).count();
+    let mut q = HashMap::new();
+    for (f, off) in store_lines {
+        let k = q.entry(f).or_insert(0usize);
+        if stores.insert(off, (f, first + *k)).is_some() {
+            return Err(SassOrderError::AmbiguousSource(off));
+        }
+        *k += 1;
+    }
+    Ok((loads, stores))
+}
+
+/// Per base, the byte shift that maps its offsets onto the element offsets of `table`.
+fn base_shifts(
+    accesses: &[Access],
+    table: &Table,
+    elem: i64,
+    kind: &'static str,
+) -> Result<HashMap<usize, i64>, SassOrderError> {
+    let mut by_base: Vec<(usize, Vec<i64>)> = Vec::new();
+    for a in accesses {
+        match by_base.iter_mut().find(|(r, _)| *r == a.root) {
+            Some((_, v)) => v.push(a.offset),
+            None => by_base.push((a.root, vec![a.offset])),
+        }
+    }
+    // Most accesses first; equal counts in order of first appearance (a stable sort).
+    by_base.sort_by_key(|(_, v)| std::cmp::Reverse(v.len()));
+    let mut shift: HashMap<usize, i64> = HashMap::new();
+    let mut used: HashSet<i64> = HashSet::new();
+    let mut keys: Vec<i64> = table.keys().copied().collect();
+    keys.sort_unstable();
+    for (root, offs) in &by_base {
+        let mapped = |cand: i64| -> Option<Vec<i64>> {
+            let mut ks = Vec::with_capacity(offs.len());
+            for o in offs {
+                let e = o + cand;
+                if e.rem_euclid(elem) != 0 {
+                    return None;
+                }
+                let k = e.div_euclid(elem);
+                if !table.contains_key(&k) || used.contains(&k) || ks.contains(&k) {
+                    return None;
+                }
+                ks.push(k);
+            }
+            Some(ks)
+        };
+        let every: Vec<i64> = {
+            let mut v: Vec<i64> = keys.iter().map(|t| t * elem - offs[0]).collect();
+            v.sort_unstable();
+            v.dedup();
+            v
+        };
+        let mut earlier: Vec<i64> = shift.values().copied().collect();
+        earlier.sort_unstable();
+        earlier.dedup();
+        let sets: Vec<&[i64]> = if offs.len() > 1 {
+            vec![&every]
+        } else {
+            vec![&earlier, &every]
+        };
+        let mut fits: Vec<(i64, Vec<i64>)> = Vec::new();
+        for cands in sets {
+            fits = cands
+                .iter()
+                .filter_map(|&c| mapped(c).map(|k| (c, k)))
+                .collect();
+            if fits.len() == 1 {
+                break;
+            }
+        }
+        if fits.len() != 1 {
+            return Err(SassOrderError::NoShift {
+                kind,
+                accesses: offs.len(),
+                fits: fits.len(),
+            });
+        }
+        let (c, ks) = fits.pop().expect("one fit");
+        shift.insert(*root, c);
+        used.extend(ks);
+    }
+    Ok(shift)
+}
+
+/// The compiled order of function `function` in `sass` (`cuobjdump -sass` output), as the
+/// `(fold point, instruction)` pairs of the twin's `source` (the emitted CUDA C), for elements
+/// of `elem_bytes` bytes.
+pub fn compiled_order(
+    source: &str,
+    sass: &BTreeMap<String, Vec<String>>,
+    function: &str,
+    elem_bytes: usize,
+) -> Result<Vec<(usize, usize)>, SassOrderError> {
+    let ins = sass
+        .get(function)
+        .ok_or_else(|| SassOrderError::NoFunction(function.to_string()))?;
+    let (loads, stores) = source_accesses(source)?;
+    let mem = memory_accesses(ins);
+    let elem = elem_bytes as i64;
+    let (l, s): (Vec<Access>, Vec<Access>) = mem.iter().partition(|a| !a.store);
+    let dl = base_shifts(&l, &loads, elem, "loads")?;
+    let ds = base_shifts(&s, &stores, elem, "stores")?;
+    let mut out = Vec::with_capacity(mem.len());
+    for a in &mem {
+        let (table, d) = if a.store {
+            (&stores, &ds)
+        } else {
+            (&loads, &dl)
+        };
+        let e = a.offset + d[&a.root];
+        if let Some(step) = (e.rem_euclid(elem) == 0)
+            .then(|| table.get(&e.div_euclid(elem)))
+            .flatten()
+        {
+            out.push(*step);
+        }
+    }
+    let distinct: HashSet<_> = out.iter().collect();
+    let expected = loads.len() + stores.len();
+    if out.len() != mem.len() || distinct.len() != out.len() || out.len() != expected {
+        return Err(SassOrderError::Count {
+            found: mem.len(),
+            distinct: distinct.len(),
+            expected,
+        });
+    }
+    Ok(out)
+}
+
+/// The compiled orders of the twins of `configs` (of `kernel` on `domain`) in the format
+/// [`CompiledOrders`](super::CompiledOrders) reads, from the functions of their SASS (each
+/// under its entry name, [`entry_name`](super::entry_name)); and the configurations left
+/// unmatched, with why.
+pub fn orders_file(
+    kernel: &Kernel,
+    domain: &Domain,
+    configs: &[LaunchConfig],
+    sass: &BTreeMap<String, Vec<String>>,
+    header: &str,
+) -> Result<(String, Vec<(LaunchConfig, SassOrderError)>), EmitError> {
+    let mut text = format!("# {header}\n");
+    let mut unmatched = Vec::new();
+    for config in configs {
+        let name = super::entry_name(config);
+        let opts = Options {
+            entry_point: Some(name.clone()),
+            ..Options::default()
+        };
+        let source = emit::cuda::write_string(kernel, config, domain, &opts)?;
+        match compiled_order(&source, sass, &name, kernel.dtype().size()) {
+            Ok(order) => {
+                text.push_str(&super::CompiledOrders::line(kernel, config, domain, &order));
+                text.push('\n');
+            }
+            Err(e) => unmatched.push((*config, e)),
+        }
+    }
+    Ok((text, unmatched))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const SOURCE: &str = "\
+    const int base_u = 1*tx;
+    const int base_v = 1*tx;
+    // fold point (i, j, k) = (0, 0, 0)
+    double ld_0_0;
+    {
+        ld_0_0 = fld_u[base_u + 100];
+        double ld_0_1 = fld_u[base_u + 101];
+        fld_v[base_v + 100] = ld_0_0 + ld_0_1;
+    }
+    // fold point (i, j, k) = (0, 1, 0)
+    {
+        double ld_1_1 = fld_u[base_u + 201];
+        fld_v[base_v + 200] = ld_0_0 + ld_1_1;
+    }
+";
+
+    fn sass(body: &str) -> BTreeMap<String, Vec<String>> {
+        sass_functions(&format!(
+            "\t\tFunction : ssk_t\n{}",
+            body.lines()
+                .enumerate()
+                .map(|(i, l)| format!("        /*{:04x}*/  {l} ;  /* 0x00 */\n", i * 16))
+                .collect::<String>()
+        ))
+    }
+
+    #[test]
+    fn loads_and_stores_follow_their_address_registers() {
+        // The pointer R4 plus 8 x offset; R6 = R4 + 0x320 is the same base 800 bytes on, so
+        // its load at +0x8 is element 101; the second fold point's load comes first.
+        let s = sass(
+            "IMAD.WIDE R4, R0, 0x8, R4\n\
+             LDG.E.64.CONSTANT R8, desc[UR4][R4.64+0x648]\n\
+             IADD3 R6, R4, 0x320, RZ\n\
+             LDG.E.64.CONSTANT R10, desc[UR4][R4.64+0x320]\n\
+             @P0 LDG.E.64.CONSTANT R12, desc[UR4][R6.64+0x8]\n\
+             IMAD.WIDE R2, R0, 0x8, R2\n\
+             STG.E.64 desc[UR4][R2.64+0x320], R10\n\
+             STG.E.64 desc[UR4][R2.64+0x640], R12",
+        );
+        let order = compiled_order(SOURCE, &s, "ssk_t", 8).unwrap();
+        assert_eq!(order, vec![(1, 1), (0, 0), (0, 1), (0, 2), (1, 2)]);
+    }
+
+    #[test]
+    fn an_access_the_source_lacks_leaves_the_configuration_unmatched() {
+        let s = sass(
+            "LDG.E.64 R8, desc[UR4][R4.64+0x648]\n\
+             LDG.E.64 R10, desc[UR4][R4.64+0x320]\n\
+             LDG.E.64 R12, desc[UR4][R4.64+0x328]\n\
+             LDG.E.64 R14, desc[UR4][R4.64+0x330]\n\
+             STG.E.64 desc[UR4][R2.64+0x320], R10\n\
+             STG.E.64 desc[UR4][R2.64+0x640], R12",
+        );
+        let e = compiled_order(SOURCE, &s, "ssk_t", 8).unwrap_err();
+        assert!(
+            matches!(e, SassOrderError::NoShift { kind: "loads", .. }),
+            "{e}"
+        );
+        assert_eq!(
+            compiled_order(SOURCE, &s, "ssk_other", 8).unwrap_err(),
+            SassOrderError::NoFunction("ssk_other".into())
+        );
+    }
+
+    #[test]
+    fn elf_images_end_at_their_furthest_section() {
+        // A minimal ELF64 header: no program headers, two section headers at 0x40 (64 bytes
+        // each), the second a PROGBITS section at 0xC0 of 0x10 bytes: the image is 0xD0 long.
+        let mut elf = vec![0u8; 0xD0];
+        elf[..4].copy_from_slice(b"\x7fELF");
+        elf[0x28] = 0x40; // e_shoff
+        elf[0x3A] = 64; // e_shentsize
+        elf[0x3C] = 2; // e_shnum
+        let h = 0x40 + 64;
+        elf[h + 4] = 1; // SHT_PROGBITS
+        elf[h + 0x18] = 0xC0; // sh_offset
+        elf[h + 0x20] = 0x10; // sh_size
+        let mut blob = b"cache entry header".to_vec();
+        blob.extend_from_slice(&elf);
+        blob.extend_from_slice(b"trailer");
+        let images = elf_images(&blob);
+        assert_eq!(images.len(), 1);
+        assert_eq!(images[0], &elf[..]);
+        assert!(elf_images(b"no image here").is_empty());
+    }
+}

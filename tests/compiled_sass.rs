@@ -1,0 +1,77 @@
+//! The compiled issue order read from real SASS (issue 8): cuobjdump output of the driver's JIT
+//! of two CUDA twins (H100, driver 580.159.04, `bench/twin-sass.py`; instruction lines only)
+//! matched against the emitted source gives the orders `bench/compiled-order.py` committed.
+
+use std::path::Path;
+use stencilscope::config::LaunchConfig;
+use stencilscope::counters::sass::{orders_file, sass_functions};
+use stencilscope::ir::{Domain, Dtype};
+use stencilscope::spec::load_definition;
+
+fn committed_line(key: &str) -> String {
+    let orders =
+        std::fs::read_to_string("bench/results/h100/counters/compiled-order/orders.txt").unwrap();
+    orders
+        .lines()
+        .find(|l| l.starts_with(&format!("{key}:")))
+        .unwrap_or_else(|| panic!("no committed order for {key}"))
+        .to_string()
+}
+
+fn order_from_fixture(file: &str, dtype: Dtype, block: [usize; 3], fold: [usize; 3], sass: &str) {
+    let mut def = load_definition(Path::new(file)).unwrap();
+    def.set_dtype(dtype);
+    let domain = Domain::new3(256, 256, 256);
+    let config = LaunchConfig::new(block, fold);
+    let text = std::fs::read_to_string(format!("tests/fixtures/sass/{sass}.sass")).unwrap();
+    // The fixture's function is `ssk_fixture`; the twin's is its entry name.
+    let entry = stencilscope::counters::entry_name(&config);
+    let sass = sass_functions(&text.replace("ssk_fixture", &entry));
+    let (orders, unmatched) = orders_file(&def.kernel, &domain, &[config], &sass, "test").unwrap();
+    assert!(unmatched.is_empty(), "{unmatched:?}");
+    let line = orders.lines().nth(1).unwrap();
+    let key = line.split_once(':').unwrap().0;
+    assert_eq!(line, committed_line(key));
+}
+
+#[test]
+fn the_sass_of_a_folded_stencil_gives_its_committed_order() {
+    order_from_fixture(
+        "stencils/star3d_r4.toml",
+        Dtype::F64,
+        [8, 4, 2],
+        [1, 1, 2],
+        "star3d_r4-f64-8x4x2-f1x1x2-256x256x256",
+    );
+}
+
+#[test]
+fn the_sass_of_an_aos_lbm_kernel_gives_its_committed_order() {
+    order_from_fixture(
+        "bench/counters/d3q19_srt_pull_aos.toml",
+        Dtype::F32,
+        [8, 8, 8],
+        [1, 1, 1],
+        "d3q19_srt_pull_aos-f32-8x8x8-f1x1x1-256x256x256",
+    );
+}
+
+#[test]
+fn sass_without_the_function_leaves_every_configuration_unmatched() {
+    let def = load_definition(Path::new("stencils/star3d_r4.toml")).unwrap();
+    let config = LaunchConfig::new([8, 4, 2], [1, 1, 2]);
+    let text =
+        std::fs::read_to_string("tests/fixtures/sass/star3d_r4-f64-8x4x2-f1x1x2-256x256x256.sass")
+            .unwrap();
+    let (orders, unmatched) = orders_file(
+        &def.kernel,
+        &Domain::new3(256, 256, 256),
+        &[config],
+        &sass_functions(&text),
+        "test",
+    )
+    .unwrap();
+    assert_eq!(orders.lines().count(), 1, "only the header: {orders}");
+    assert_eq!(unmatched.len(), 1);
+    assert!(unmatched[0].1.to_string().contains("no function"));
+}
