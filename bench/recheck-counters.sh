@@ -13,7 +13,8 @@
 #      ORDERS    the compiled issue orders the estimates follow where they name a configuration
 #                (`counters --compiled-order`; default the sm_90 orders of the current emitters'
 #                code, bench/results/h100/counters/compiled-order/orders.txt, and for the H200
-#                sweeps profiled at 18bdee4 those of that commit's emitters, orders-18bdee4.txt);
+#                sweeps profiled at 18bdee4 those of that commit's emitters, orders-18bdee4.txt;
+#                a sweep whose run read its twins' orders itself keeps those, timed-twin/raw/);
 #                empty: every estimate in the emitted order
 set -eu
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -50,6 +51,8 @@ run() {
   local name=$1 csv=$2 machine=$3 domain=$4 raw=${RAW:-raw}; shift 4
   local orders=$ORDERS order_args=()
   [ -z "${EARLY:-}" ] || [ -z "$EARLY_ORDERS" ] || orders=$EARLY_ORDERS
+  # A sweep that read its own twins' orders (raw/NAME-compiled-order.txt) keeps them.
+  [ -z "${OWN_ORDERS:-}" ] || [ -z "$orders" ] || orders=$RES/$OWN_ORDERS
   [ -z "$orders" ] || order_args=(--compiled-order "$orders")
   (cd "$RES" && "$BIN" counters "$@" --machine "$machine" --domain "$domain" \
     --from-csv "$raw/$csv.csv" --twin-info "$raw/$csv-twin.json" \
@@ -104,6 +107,16 @@ sweeps() {
       run d3q19_srt_pull-aos-oos d3q19_srt_pull-aos-oos "$m" 256,256,256 "$aos"
       SWEEPS="$SWEEPS d3q19_srt_pull-aos-oos"
     fi
+    # D3Q19 SoA and AoS again, the same configurations as the sweeps above, with the twin that
+    # compiles with `run --backend cuda`'s float options (the kernel the timing harness runs)
+    # and reads its compiled orders itself (timed-twin/).
+    for l in soa aos; do
+      local lf=$SOA
+      [ $l = soa ] || lf=$aos
+      RAW=timed-twin/raw OWN_ORDERS=timed-twin/raw/d3q19_srt_pull-$l-compiled-order.txt \
+        run d3q19_srt_pull-$l-timed$x d3q19_srt_pull-$l "$m" 256,256,256 "$lf"
+      SWEEPS="$SWEEPS d3q19_srt_pull-$l-timed$x"
+    done
     run star3d_r4-f64-512-top$x star3d_r4-f64-512-top "$m" 512,512,512 "$STAR" --dtype f64
     SWEEPS="$SWEEPS star3d_r4-f64-512-top$x"
     # Flat tiles folded 1x1x2 at 512^3, which the step, the curve and launch-order gaps rank
