@@ -76,17 +76,23 @@ def sass_memory(path):
     base is a root, and the offset adds the register's constant to the immediate, so that loads
     through registers the compiler derived from one pointer (64-bit adds of several MiB, the
     SoA arrays' strides) share one base and one shift. The 64-bit adds' high words (`.X`) are
-    left alone: the low word carries the offset."""
-    out, value, fresh = [], {}, [0]
+    left alone: the low word carries the offset. Values are also followed through the stack
+    (`STL` of a register, `LDL` back) and through `LOP3.LUT ... 0x3c` (XOR), with which the
+    compiler swaps an address pair's words; a value is then the XOR of its terms
+    (src/counters/sass.rs does the same)."""
+    out, value, stack, fresh = [], {}, {}, [0]
 
     def new_root():
         fresh[0] += 1
-        return (f"v{fresh[0]}", 0)
+        return ((f"v{fresh[0]}", 0),)
 
     def val(r):
         if r not in value:
-            value[r] = (f"in:{r}", 0)
+            value[r] = ((f"in:{r}", 0),)
         return value[r]
+
+    def plus(r, k):
+        return f"R{int(r[1:]) + k}" if re.fullmatch(r"R\d+", r) else None
 
     for line in open(path):
         m = re.match(r"\s+/\*[0-9a-f]{4,}\*/\s+(.*?);", line)
@@ -97,9 +103,26 @@ def sass_memory(path):
             ins = ins.split(None, 1)[1]
         op, _, rest = ins.partition(" ")
         args = [a.strip().replace(".reuse", "") for a in rest.split(",")]
+        loc = re.search(r"\[R1(?:\+(-?0x[0-9a-f]+))?\]", rest)
+        if op.startswith(("LDL", "STL")) and loc:
+            slot = int(loc.group(1) or "0", 16)
+            width = 4 if ".128" in op else 2 if ".64" in op else 1
+            for k in range(width):
+                if op.startswith("STL"):
+                    r = plus(args[1], k)
+                    if r:
+                        stack[slot + 4 * k] = val(r)
+                else:
+                    r = plus(args[0], k)
+                    if r:
+                        value[r] = stack.get(slot + 4 * k) or new_root()
+            continue
         if op.startswith(("LDG", "STG")):
             a = re.search(r"\[(R\d+)\.64(?:\+(-?0x[0-9a-f]+))?\]", ins)
-            root, c = val(a.group(1))
+            v = val(a.group(1))
+            if len(v) != 1:
+                v = new_root()
+            root, c = v[0]
             out.append((op[0], root, c + int(a.group(2) or "0", 16)))
         dest = args[0] if args and re.fullmatch(r"R\d+", args[0]) else None
         if dest is None or op.startswith("STG"):
@@ -108,10 +131,14 @@ def sass_memory(path):
         regs = [x for x in srcs if re.fullmatch(r"R\d+", x)]
         imms = [x for x in srcs if re.fullmatch(r"-?0x[0-9a-f]+", x)]
         if op == "IADD3" and len(regs) == 1 and len(imms) <= 1 and len(srcs) == len(regs) + len(imms):
-            root, c = val(regs[0])
-            value[dest] = (root, c + (int(imms[0], 16) if imms else 0))
+            v = val(regs[0])
+            value[dest] = (((v[0][0], v[0][1] + (int(imms[0], 16) if imms else 0)),)
+                           if len(v) == 1 else new_root())
         elif op == "MOV" and len(regs) == 1 and len(srcs) == 1:
             value[dest] = val(regs[0])
+        elif op == "LOP3.LUT" and len(regs) == 2 and len(srcs) == 3 and srcs[2] == "0x3c":
+            x = tuple(sorted(set(val(regs[0])) ^ set(val(regs[1]))))
+            value[dest] = x or new_root()
         else:
             value[dest] = new_root()
     return out

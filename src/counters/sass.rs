@@ -8,7 +8,8 @@
 //!
 //! - Address registers are followed as values `(root, constant)`: `IADD3 Rd, Ra, imm` and
 //!   `MOV Rd, Ra` keep `Ra`'s root and add to its constant; any other write starts a new root.
-//!   So loads through registers the compiler derived from one pointer share a base.
+//!   So loads through registers the compiler derived from one pointer share a base. Values
+//!   also survive a spill (`STL`, then `LDL`) and the XOR swap of an address pair's words.
 //! - Each base is matched by the one byte shift that maps all its offsets onto emitted element
 //!   offsets (`base_X + OFF` in the twin's source) that no earlier base took; bases with most
 //!   accesses first. A base of one access takes an earlier base's shift where exactly one fits
@@ -163,14 +164,51 @@ fn imm(s: &str) -> Option<i64> {
     Some(if neg { -v } else { v })
 }
 
+/// The stack slot (byte offset from `R1`, the stack pointer) and width in registers of a
+/// local load or store (`STL.64 [R1+0x230], R4`, `LDL.LU R10, [R1+0x54]`).
+fn local_slot(op: &str, rest: &str) -> Option<(i64, usize)> {
+    if !(op.starts_with("LDL") || op.starts_with("STL")) {
+        return None;
+    }
+    let width = if op.contains(".128") {
+        4
+    } else if op.contains(".64") {
+        2
+    } else {
+        1
+    };
+    let addr = rest.split_once('[')?.1.split_once(']')?.0.trim();
+    let off = match addr.strip_prefix("R1") {
+        Some("") => 0,
+        Some(o) => imm(o.strip_prefix('+').unwrap_or(o))?,
+        None => return None,
+    };
+    Some((off, width))
+}
+
+/// Register `r` plus `k` (`R4`, 1 → `R5`), for the words of a 64- or 128-bit access.
+fn reg_plus(r: &str, k: usize) -> Option<String> {
+    let n: usize = r.strip_prefix('R')?.parse().ok()?;
+    Some(format!("R{}", n + k))
+}
+
+/// A register's value as the matcher follows it: the XOR of terms `(root, constant)` (one term
+/// for any value an address is made of; two while the compiler swaps a register pair by XORs).
+type Value = Vec<(usize, i64)>;
+
 /// The global loads and stores of a function's instructions, in SASS order.
+///
+/// Besides `IADD3`/`MOV`, values are followed through the stack (an address register spilled by
+/// `STL` and loaded back by `LDL` keeps its value) and through `LOP3.LUT … 0x3c` (XOR), which
+/// the compiler uses to swap the words of an address pair.
 fn memory_accesses(instructions: &[String]) -> Vec<Access> {
     let mut out = Vec::new();
-    let mut value: HashMap<String, (usize, i64)> = HashMap::new();
+    let mut value: HashMap<String, Value> = HashMap::new();
+    let mut stack: HashMap<i64, Value> = HashMap::new();
     let mut roots = 0usize;
-    let mut fresh = || {
+    let mut fresh = || -> Value {
         roots += 1;
-        roots
+        vec![(roots, 0)]
     };
     for ins in instructions {
         // A guard predicate (`@P0`, `@!PT`) does not change what the instruction does.
@@ -184,9 +222,32 @@ fn memory_accesses(instructions: &[String]) -> Vec<Access> {
             .split(',')
             .map(|a| a.trim().replace(".reuse", ""))
             .collect();
-        let mut val = |r: &str, value: &mut HashMap<String, (usize, i64)>| {
-            *value.entry(r.to_string()).or_insert_with(|| (fresh(), 0))
+        let mut val = |r: &str, value: &mut HashMap<String, Value>| -> Value {
+            value
+                .entry(r.to_string())
+                .or_insert_with(&mut fresh)
+                .clone()
         };
+        // Spills: an address register stored to the stack and loaded back keeps its value.
+        if let Some((slot, width)) = local_slot(op, rest) {
+            let first = args.first().map(String::as_str).unwrap_or("");
+            for k in 0..width {
+                let at = slot + 4 * k as i64;
+                if op.starts_with("STL") {
+                    if let Some(r) = args.get(1).and_then(|a| reg_plus(a, k)) {
+                        let v = val(&r, &mut value);
+                        stack.insert(at, v);
+                    }
+                } else if let Some(r) = reg_plus(first, k) {
+                    let v = match stack.get(&at) {
+                        Some(v) => v.clone(),
+                        None => val(&format!("stack:{at}:{}", out.len()), &mut value),
+                    };
+                    value.insert(r, v);
+                }
+            }
+            continue;
+        }
         let (load, store) = (op.starts_with("LDG"), op.starts_with("STG"));
         if load || store {
             // `[R4.64+0x19a720]` or `[R4.64]`, after the descriptor's `desc[UR4]`.
@@ -199,7 +260,12 @@ fn memory_accesses(instructions: &[String]) -> Vec<Access> {
                 let o = o.strip_prefix('+').unwrap_or(o);
                 Some((r, if o.is_empty() { 0 } else { imm(o)? }))
             }) {
-                let (root, c) = val(reg, &mut value);
+                let mut v = val(reg, &mut value);
+                if v.len() != 1 {
+                    // Not a value the matcher can follow: a base of its own.
+                    v = val(&format!("addr:{}", out.len()), &mut value);
+                }
+                let (root, c) = v[0];
                 out.push(Access {
                     store,
                     root,
@@ -223,12 +289,25 @@ fn memory_accesses(instructions: &[String]) -> Vec<Access> {
             && imms.len() <= 1
             && srcs.len() == regs.len() + imms.len()
         {
-            let (root, c) = val(regs[0], &mut value);
-            (root, c + imms.first().copied().unwrap_or(0))
+            match val(regs[0], &mut value)[..] {
+                [(root, c)] => vec![(root, c + imms.first().copied().unwrap_or(0))],
+                _ => fresh(),
+            }
         } else if op == "MOV" && regs.len() == 1 && srcs.len() == 1 {
             val(regs[0], &mut value)
+        } else if op == "LOP3.LUT" && regs.len() == 2 && srcs.len() == 3 && srcs[2] == "0x3c" {
+            // a ^ b: terms present in one of the two.
+            let (a, b) = (val(regs[0], &mut value), val(regs[1], &mut value));
+            let mut x: Value = a.iter().filter(|t| !b.contains(t)).copied().collect();
+            x.extend(b.iter().filter(|t| !a.contains(t)).copied());
+            x.sort_unstable();
+            if x.is_empty() {
+                fresh()
+            } else {
+                x
+            }
         } else {
-            (fresh(), 0)
+            fresh()
         };
         value.insert(dest, v);
     }
@@ -492,6 +571,41 @@ mod tests {
              IMAD.WIDE R2, R0, 0x8, R2\n\
              STG.E.64 desc[UR4][R2.64+0x320], R10\n\
              STG.E.64 desc[UR4][R2.64+0x640], R12",
+        );
+        let order = compiled_order(SOURCE, &s, "ssk_t", 8).unwrap();
+        assert_eq!(order, vec![(1, 1), (0, 0), (0, 1), (0, 2), (1, 2)]);
+    }
+
+    #[test]
+    fn spilled_and_xor_swapped_address_registers_keep_their_values() {
+        // R6 = R4 + 0x320 goes to the stack and comes back as R8; R11 takes R4's low word and
+        // the XOR swap R11 ^= R10, R10 ^= R11, R11 ^= R10 leaves it in R10.
+        let s = sass(
+            "IMAD.WIDE R4, R0, 0x8, R4\n\
+             IADD3 R6, R4, 0x320, RZ\n\
+             STL.64 [R1+0x10], R6\n\
+             LDG.E.64.CONSTANT R12, desc[UR4][R4.64+0x648]\n\
+             IMAD R6, R0, 0x3, RZ\n\
+             LDL.LU.64 R8, [R1+0x10]\n\
+             LDG.E.64.CONSTANT R14, desc[UR4][R8.64]\n\
+             MOV R11, R4\n\
+             IADD3.X R10, RZ, R5, RZ, P0, !PT\n\
+             LOP3.LUT R11, R11, R10, RZ, 0x3c, !PT\n\
+             LOP3.LUT R10, R11, R10, RZ, 0x3c, !PT\n\
+             LOP3.LUT R11, R11, R10, RZ, 0x3c, !PT\n\
+             LDG.E.64.CONSTANT R16, desc[UR4][R10.64+0x328]\n\
+             STG.E.64 desc[UR4][R2.64+0x320], R10\n\
+             STG.E.64 desc[UR4][R2.64+0x640], R12",
+        );
+        // One base: the pointer's, at 0x648, 0x320 and 0x328.
+        let loads: Vec<Access> = memory_accesses(&s["ssk_t"])
+            .into_iter()
+            .filter(|a| !a.store)
+            .collect();
+        assert!(loads.iter().all(|a| a.root == loads[0].root), "{loads:?}");
+        assert_eq!(
+            loads.iter().map(|a| a.offset).collect::<Vec<_>>(),
+            vec![0x648, 0x320, 0x328]
         );
         let order = compiled_order(SOURCE, &s, "ssk_t", 8).unwrap();
         assert_eq!(order, vec![(1, 1), (0, 0), (0, 1), (0, 2), (1, 2)]);
