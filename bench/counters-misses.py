@@ -22,6 +22,12 @@ LEVELS = ["l1_load_requests", "l1_wavefronts", "l2_load", "l2_store", "dram_load
 
 # class: (level, the assumption that fails, where the evidence is)
 CLASSES = {
+    "spill": ("DRAM or L2 load", "no local memory: the compiled kernel keeps values on its "
+              "stack (spilled registers, the twin's `local_bytes`), whose loads and stores pass "
+              "L1, L2 and DRAM beside the kernel's own; the estimate counts the emitted accesses "
+              "only (`model::spills` says where the live values need more registers than a "
+              "thread has)",
+              "compiled-order/ (bench/twin-sass.py's .res: STACK), timed-twin/"),
     "partial": ("DRAM load", "write-back: L2 writes partly written sectors back before other "
                 "stores complete them, each then costing a fill and a second write, once the "
                 "lines holding such sectors pass a limit that comes earlier the further apart "
@@ -81,6 +87,9 @@ def classify(sweep, r):
     """The classes of one configuration's misses (none where both levels are within ±10 %)."""
     out = []
     block = r["config"]["block"]
+    e2, e4 = err(r, "l2_load"), err(r, "dram_load")
+    if (r.get("local_bytes") or 0) > 0 and any(e is not None and abs(e) > TOL for e in (e2, e4)):
+        return ["spill"]
     e = err(r, "dram_load")
     if e is not None and abs(e) > TOL:
         ms, es = r["measured"].get("dram_store") or 0, r["estimate"]["dram_store"]

@@ -565,6 +565,8 @@ pub fn run(a: &CountersArgs, out: &mut impl Write) -> Result<(), CliError> {
             compiled_orders: orders.as_ref(),
         },
     )?;
+    let (records, spill_note) = counters::attach_local_bytes(records, profile.twin.as_ref());
+    notes.extend(spill_note);
     if let Some(o) = &orders {
         let n = records.iter().filter(|r| r.compiled_order).count();
         notes.push(format!(

@@ -329,6 +329,10 @@ pub struct ConfigRecord {
     /// emitted one.
     #[serde(default)]
     pub compiled_order: bool,
+    /// Local memory per thread of the compiled kernel (spilled values), where the twin recorded
+    /// it: its loads and stores pass L1 and L2 and are in the counters, not in the estimate.
+    #[serde(default)]
+    pub local_bytes: Option<usize>,
     /// Kernel duration under the profiler, seconds.
     pub duration_s: Option<f64>,
     /// The footprint visitor's volumes.
@@ -444,6 +448,11 @@ pub struct TwinInfo {
     /// sweeps taken before the twin compiled with `run --backend cuda`'s float options).
     #[serde(default)]
     pub nvrtc_options: Vec<String>,
+    /// Per configuration: entry name and local memory per thread in bytes
+    /// (`CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES`: the stack of values the compiler spilled); not
+    /// recorded by the sweeps taken before.
+    #[serde(default)]
+    pub local_bytes: Vec<(String, usize)>,
 }
 
 /// What the twin is told to run (written as JSON by `counters`, read by `counters-twin`).
@@ -548,6 +557,41 @@ pub struct CompareInput<'a> {
     pub compiled_orders: Option<&'a CompiledOrders>,
 }
 
+/// `records` with the local memory the twin recorded for each (`TwinInfo::local_bytes`), and a
+/// note naming those that spill: their counters hold local loads and stores the estimate does
+/// not (`model::spills`).
+pub fn attach_local_bytes(
+    mut records: Vec<ConfigRecord>,
+    twin: Option<&TwinInfo>,
+) -> (Vec<ConfigRecord>, Option<String>) {
+    let Some(twin) = twin.filter(|t| !t.local_bytes.is_empty()) else {
+        return (records, None);
+    };
+    for r in &mut records {
+        r.local_bytes = twin
+            .local_bytes
+            .iter()
+            .find(|(e, _)| *e == r.entry)
+            .map(|(_, b)| *b);
+    }
+    let spilled: Vec<String> = records
+        .iter()
+        .filter_map(|r| match r.local_bytes {
+            Some(b) if b > 0 => Some(format!("{} ({b} B)", r.config)),
+            _ => None,
+        })
+        .collect();
+    let note = (!spilled.is_empty()).then(|| {
+        format!(
+            "{} of {} configurations keep values in local memory (spilled registers, bytes per thread): their L1, L2 and DRAM counters include loads and stores the estimate leaves out: {}",
+            spilled.len(),
+            records.len(),
+            spilled.join(", ")
+        )
+    });
+    (records, note)
+}
+
 /// Pairs each twin kernel launch with the eviction launch after it, estimates its volumes and
 /// computes the errors. Launches of other kernels are ignored; a configuration profiled twice
 /// keeps its first launch.
@@ -624,6 +668,7 @@ pub fn compare(
             blocks_per_sm,
             l1_bytes: params.l1_bytes,
             compiled_order: compiled,
+            local_bytes: None,
             duration_s: l.metrics.get(ncu::DURATION).copied(),
             estimate,
             measured,

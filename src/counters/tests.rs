@@ -602,3 +602,45 @@ fn compiled_orders_file_errors_name_the_line() {
         );
     }
 }
+
+#[test]
+fn spilled_configurations_are_named_with_their_local_memory() {
+    let k = star();
+    let d = Domain::new3(64, 32, 32);
+    let m = load_machine("h200").unwrap();
+    let c = LaunchConfig::new([32, 4, 2], [1, 1, 2]);
+    let (csv, _) = synthetic_csv(&k, &d, &m, &c, 1.0);
+    let launches = ncu::parse_csv(&csv).unwrap();
+    let fallback = |_: &LaunchConfig| (40, "test".to_string());
+    let input = CompareInput {
+        kernel: &k,
+        domain: &d,
+        machine: &m,
+        fallback_registers: &fallback,
+        compiled_orders: None,
+    };
+    let (records, _) = compare(&launches, &input).unwrap();
+    let twin = |bytes: usize| TwinInfo {
+        device: DeviceDesc {
+            name: "test".into(),
+            compute_capability: "9.0".into(),
+            driver_api: "13.0".into(),
+            sms: 132,
+            l2_bytes: 50 << 20,
+        },
+        flush_bytes: 0,
+        kernels: vec![(entry_name(&c), 40)],
+        nvrtc_options: Vec::new(),
+        local_bytes: vec![(entry_name(&c), bytes)],
+    };
+    // A stack: recorded and named.
+    let (r, note) = attach_local_bytes(records.clone(), Some(&twin(400)));
+    assert_eq!(r[0].local_bytes, Some(400));
+    let note = note.unwrap();
+    assert!(note.contains("1 of 1") && note.contains("(400 B)"), "{note}");
+    // None: recorded, no note; no twin info (or a sweep from before): nothing.
+    let (r, note) = attach_local_bytes(records.clone(), Some(&twin(0)));
+    assert_eq!((r[0].local_bytes, note), (Some(0), None));
+    let (r, note) = attach_local_bytes(records, None);
+    assert_eq!((r[0].local_bytes, note), (None, None));
+}

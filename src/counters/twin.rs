@@ -156,6 +156,7 @@ pub fn run(plan: &TwinPlan) -> Result<TwinInfo, CountersError> {
 
     // Compile and check everything before the first profiled launch.
     let mut kernels = Vec::new();
+    let mut local_bytes = Vec::new();
     let mut funcs = Vec::new();
     for config in &plan.configs {
         let name = entry_name(config);
@@ -187,6 +188,10 @@ pub fn run(plan: &TwinPlan) -> Result<TwinInfo, CountersError> {
         let regs = f
             .get_attribute(F::CU_FUNC_ATTRIBUTE_NUM_REGS)
             .map_err(drv("cuFuncGetAttribute"))?;
+        let local = f
+            .get_attribute(F::CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES)
+            .map_err(drv("cuFuncGetAttribute"))?;
+        local_bytes.push((name.clone(), local.max(0) as usize));
         let b = config.block.map(|v| v as u32);
         let launch = LaunchConfig {
             grid_dim: (grid[0] as u32, grid[1] as u32, grid[2] as u32),
@@ -218,6 +223,7 @@ pub fn run(plan: &TwinPlan) -> Result<TwinInfo, CountersError> {
             flush_bytes: 0,
             kernels,
             nvrtc_options,
+            local_bytes,
         };
         write_info(&info)?;
         return Ok(info);
@@ -278,6 +284,7 @@ pub fn run(plan: &TwinPlan) -> Result<TwinInfo, CountersError> {
         flush_bytes,
         kernels,
         nvrtc_options,
+        local_bytes,
     };
     write_info(&info)?;
     Ok(info)
