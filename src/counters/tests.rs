@@ -637,7 +637,10 @@ fn spilled_configurations_are_named_with_their_local_memory() {
     let (r, note) = attach_local_bytes(records.clone(), Some(&twin(400)));
     assert_eq!(r[0].local_bytes, Some(400));
     let note = note.unwrap();
-    assert!(note.contains("1 of 1") && note.contains("(400 B)"), "{note}");
+    assert!(
+        note.contains("1 of 1") && note.contains("(400 B)"),
+        "{note}"
+    );
     // None: recorded, no note; no twin info (or a sweep from before): nothing.
     let (r, note) = attach_local_bytes(records.clone(), Some(&twin(0)));
     assert_eq!((r[0].local_bytes, note), (Some(0), None));
