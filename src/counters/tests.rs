@@ -304,6 +304,8 @@ fn report_pages_show_every_level_and_configuration() {
     assert_eq!(summary[0].worst, Some(records[1].config));
     // The first as if estimated in a compiled order: both pages say which order each took.
     records[0].compiled_order = true;
+    // The second as if it spilled: both pages mark it.
+    records[1].local_bytes = Some(400);
     let sweep = CountersSweep {
         format: COUNTERS_FORMAT.into(),
         version: COUNTERS_VERSION,
@@ -336,6 +338,7 @@ fn report_pages_show_every_level_and_configuration() {
     assert!(html.contains("block 64x2x1 fold 1x1x1"));
     assert!(html.contains("+5.0%") || html.contains("-4.8%"));
     assert!(html.contains("<td>compiled</td>") && html.contains("<td>emitted</td>"));
+    assert!(html.contains("(spills, 400 B stack)"), "{html}");
     let table = crate::report::counters_table(&sweep);
     let rows: Vec<&str> = table.lines().filter(|l| l.starts_with("block")).collect();
     assert_eq!(rows.len(), 2);
@@ -343,6 +346,8 @@ fn report_pages_show_every_level_and_configuration() {
         rows[0].contains(" compiled ") && rows[1].contains(" emitted "),
         "{table}"
     );
+    assert!(!rows[0].contains("! ") && rows[1].contains("! "), "{table}");
+    assert!(table.contains("(regs!: the kernel spills"), "{table}");
     // The JSON round-trips.
     let json = serde_json::to_string(&sweep).unwrap();
     let back: CountersSweep = serde_json::from_str(&json).unwrap();

@@ -30,12 +30,20 @@ fn issue_order(r: &crate::counters::ConfigRecord) -> &'static str {
     }
 }
 
+/// A record's registers, marked `!` where the kernel spills (local memory the estimate lacks).
+fn registers_cell(r: &crate::counters::ConfigRecord) -> String {
+    match r.local_bytes {
+        Some(b) if b > 0 => format!("{}!", r.registers),
+        _ => r.registers.to_string(),
+    }
+}
+
 /// A terminal table: one row per configuration, estimate / measured for each level.
 pub fn counters_table(s: &CountersSweep) -> String {
     let mut out = String::new();
     let _ = write!(
         out,
-        "{:<28} {:>4} {:>3} {:>6} {:>8}",
+        "{:<28} {:>5} {:>3} {:>6} {:>8}",
         "configuration", "regs", "bps", "L1 KiB", "order"
     );
     for l in Level::ALL {
@@ -45,9 +53,9 @@ pub fn counters_table(s: &CountersSweep) -> String {
     for r in &s.records {
         let _ = write!(
             out,
-            "{:<28} {:>4} {:>3} {:>6} {:>8}",
+            "{:<28} {:>5} {:>3} {:>6} {:>8}",
             r.config.to_string(),
-            r.registers,
+            registers_cell(r),
             r.blocks_per_sm,
             r.l1_bytes / 1024,
             issue_order(r)
@@ -64,6 +72,12 @@ pub fn counters_table(s: &CountersSweep) -> String {
         out.push('\n');
     }
     out.push_str("(estimate/measured relative error; wavefronts per LUP, the rest B/LUP)\n");
+    if s.records
+        .iter()
+        .any(|r| r.local_bytes.is_some_and(|b| b > 0))
+    {
+        out.push_str("(regs!: the kernel spills; its counters hold local loads and stores the estimate does not)\n");
+    }
     let _ = writeln!(
         out,
         "{:<18} {:>4} {:>9} {:>9} {:>9} {:>9}",
@@ -264,7 +278,10 @@ pub fn counters_html(s: &CountersSweep) -> String {
             "<tr><td class=l>{}</td><td title=\"{}\">{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>",
             r.config,
             escape(&r.registers_from),
-            r.registers,
+            match r.local_bytes {
+                Some(b) if b > 0 => format!("{} <small>(spills, {b} B stack)</small>", r.registers),
+                _ => r.registers.to_string(),
+            },
             r.blocks_per_sm,
             r.l1_bytes / 1024,
             issue_order(r),
