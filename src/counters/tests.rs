@@ -144,23 +144,37 @@ fn synthetic_csv(
     (s, est)
 }
 
+/// The comparison of one configuration's synthetic launch (counters `scale` times the
+/// estimate `est`, returned too), in the emitted order, with `fallback` registers.
+fn compare_one(
+    k: &Kernel,
+    d: &Domain,
+    m: &MachineModel,
+    c: &LaunchConfig,
+    scale: f64,
+    fallback: usize,
+) -> (Vec<ConfigRecord>, Vec<String>, DataVolumes) {
+    let (csv, est) = synthetic_csv(k, d, m, c, scale);
+    let launches = ncu::parse_csv(&csv).unwrap();
+    let fallback = |_: &LaunchConfig| (fallback, "fallback".to_string());
+    let input = CompareInput {
+        kernel: k,
+        domain: d,
+        machine: m,
+        fallback_registers: &fallback,
+        compiled_orders: None,
+    };
+    let (records, notes) = compare(&launches, &input).unwrap();
+    (records, notes, est)
+}
+
 #[test]
 fn compare_pairs_launches_and_uses_measured_registers() {
     let k = star();
     let d = Domain::new3(64, 32, 32);
     let m = load_machine("h200").unwrap();
     let c = LaunchConfig::new([32, 4, 2], [1, 1, 2]);
-    let (csv, est) = synthetic_csv(&k, &d, &m, &c, 1.25);
-    let launches = ncu::parse_csv(&csv).unwrap();
-    let fallback = |_: &LaunchConfig| (999, "unused".to_string());
-    let input = CompareInput {
-        kernel: &k,
-        domain: &d,
-        machine: &m,
-        fallback_registers: &fallback,
-        compiled_orders: None,
-    };
-    let (records, notes) = compare(&launches, &input).unwrap();
+    let (records, notes, est) = compare_one(&k, &d, &m, &c, 1.25, 999);
     assert!(notes.is_empty(), "{notes:?}");
     assert_eq!(records.len(), 1);
     let r = &records[0];
@@ -614,17 +628,7 @@ fn spilled_configurations_are_named_with_their_local_memory() {
     let d = Domain::new3(64, 32, 32);
     let m = load_machine("h200").unwrap();
     let c = LaunchConfig::new([32, 4, 2], [1, 1, 2]);
-    let (csv, _) = synthetic_csv(&k, &d, &m, &c, 1.0);
-    let launches = ncu::parse_csv(&csv).unwrap();
-    let fallback = |_: &LaunchConfig| (40, "test".to_string());
-    let input = CompareInput {
-        kernel: &k,
-        domain: &d,
-        machine: &m,
-        fallback_registers: &fallback,
-        compiled_orders: None,
-    };
-    let (records, _) = compare(&launches, &input).unwrap();
+    let (records, _, _) = compare_one(&k, &d, &m, &c, 1.0, 40);
     let twin = |bytes: usize| TwinInfo {
         device: DeviceDesc {
             name: "test".into(),
