@@ -198,6 +198,17 @@ struct Profile {
     notes: Vec<String>,
 }
 
+/// Where a profiling run's programs and files are: this executable (the twin), ncu, the work
+/// folder (removed at the end), the raw outputs and their file stem.
+#[derive(Clone, Copy)]
+struct RunPlaces<'a> {
+    exe: &'a Path,
+    ncu: &'a Path,
+    work: &'a Path,
+    raw: &'a Path,
+    stem: &'a str,
+}
+
 /// The cuobjdump executable: `$CUOBJDUMP`, else on `PATH`, beside `ncu`, or in the CUDA
 /// toolkit's default place.
 fn locate_cuobjdump(ncu: &Path) -> Option<PathBuf> {
@@ -218,17 +229,19 @@ fn locate_cuobjdump(ncu: &Path) -> Option<PathBuf> {
 /// load and store matched to the emitted access it is (`counters::sass`). Writes
 /// `raw/STEM-compiled-order.txt` and returns its path; where that is not possible, a note says
 /// why and the estimates keep the emitted order.
-#[allow(clippy::too_many_arguments)]
 fn read_compiled_orders(
-    exe: &Path,
-    ncu: &Path,
+    at: &RunPlaces,
     plan: &TwinPlan,
     kernel: &Kernel,
-    work: &Path,
-    raw: &Path,
-    stem: &str,
     notes: &mut Vec<String>,
 ) -> Result<Option<PathBuf>, CliError> {
+    let RunPlaces {
+        exe,
+        ncu,
+        work,
+        raw,
+        stem,
+    } = *at;
     let Some(cuobjdump) = locate_cuobjdump(ncu) else {
         notes.push(
             "compiled issue order not read: cuobjdump (CUDA toolkit) not found on PATH, beside ncu or in /usr/local/cuda/bin (set $CUOBJDUMP); estimates in the emitted order".into(),
@@ -320,7 +333,6 @@ fn write_bytes(path: &Path, bytes: &[u8]) -> Result<(), CountersError> {
     std::fs::write(path, bytes).map_err(io(path))
 }
 
-#[allow(clippy::too_many_arguments)]
 fn profile(
     ncu: &Path,
     sections: &[String],
@@ -377,8 +389,14 @@ fn profile(
         plan.configs.len()
     )?;
     out.flush()?;
-    let compiled_order =
-        read_compiled_orders(&exe, ncu, &plan, kernel, &work, raw, stem, &mut notes)?;
+    let places = RunPlaces {
+        exe: &exe,
+        ncu,
+        work: &work,
+        raw,
+        stem,
+    };
+    let compiled_order = read_compiled_orders(&places, &plan, kernel, &mut notes)?;
     let report = work.join("report");
     let mut args: Vec<String> = sections
         .iter()
