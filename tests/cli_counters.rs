@@ -436,3 +436,51 @@ fn volumes_with_a_compiled_order_estimates_and_simulates_in_it() {
         "{stderr}"
     );
 }
+
+#[test]
+fn a_saved_run_keeps_its_spills_and_its_own_compiled_orders() {
+    // The D3Q19 SoA sweep of the timed twin (bench/results/h100/counters/timed-twin/): its twin
+    // info records local memory, its run wrote the orders it read from the SASS.
+    let raw =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("bench/results/h100/counters/timed-twin/raw");
+    let dir = tempfile::tempdir().unwrap();
+    let arg = |name: &str| raw.join(name).display().to_string();
+    let (ok, stdout, stderr) = out(bin().args([
+        "counters",
+        "lbm/d3q19_srt_pull.toml",
+        "--machine",
+        "h100-sxm",
+        "--domain",
+        "256,256,256",
+        "--from-csv",
+        &arg("d3q19_srt_pull-soa.csv"),
+        "--twin-info",
+        &arg("d3q19_srt_pull-soa-twin.json"),
+        "--compiled-order",
+        &arg("d3q19_srt_pull-soa-compiled-order.txt"),
+        "--out",
+        &dir.path().display().to_string(),
+        "--name",
+        "soa",
+    ]));
+    assert!(ok, "{stdout}\n{stderr}");
+    assert!(
+        stdout.contains("3 of 25 configurations keep values in local memory")
+            && stdout.contains("block 2x8x64 fold 4x1x2 (640 B)"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("25 of 25 configurations estimated with the compiled issue order"),
+        "{stdout}"
+    );
+    let report: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.path().join("soa.json")).unwrap())
+            .unwrap();
+    let records = report["records"].as_array().unwrap();
+    let spilled = records
+        .iter()
+        .filter(|r| r["local_bytes"].as_u64().is_some_and(|b| b > 0))
+        .count();
+    assert_eq!(spilled, 3);
+    assert!(records.iter().all(|r| r["compiled_order"] == true));
+}
