@@ -98,6 +98,16 @@ sweeps() {
     "$HERE/lbm/d3q19_srt_pull.toml"
   run star3d_r4-f64-xfold-oos$x star3d_r4-f64-xfold-oos "$m" 256,256,256 "$STAR" --dtype f64
   SWEEPS="$SWEEPS d3q19_srt_pull-soa-xfold-oos$x star3d_r4-f64-xfold-oos$x"
+  # D3Q19 SoA (the current kernel) and AoS again, the H100 sweeps' 25 configurations each, with
+  # the twin that compiles with `run --backend cuda`'s float options (the kernel the timing
+  # harness runs) and reads its compiled orders itself (timed-twin/, both GPUs).
+  for l in soa aos; do
+    local lf=$HERE/lbm/d3q19_srt_pull.toml
+    [ $l = soa ] || lf=$aos
+    RAW=timed-twin/raw OWN_ORDERS=timed-twin/raw/d3q19_srt_pull-$l-compiled-order.txt \
+      run d3q19_srt_pull-$l-timed$x d3q19_srt_pull-$l "$m" 256,256,256 "$lf"
+    SWEEPS="$SWEEPS d3q19_srt_pull-$l-timed$x"
+  done
   if [ "$GPU" = h100 ]; then
     # An out-of-sample AoS sweep taken after the partly-written-sector rule (seed 7 and 8
     # unfolded blocks of 4 to 32 warps, raw/d3q19_srt_pull-aos-oos-extra.txt); the top 6 of
@@ -107,16 +117,6 @@ sweeps() {
       run d3q19_srt_pull-aos-oos d3q19_srt_pull-aos-oos "$m" 256,256,256 "$aos"
       SWEEPS="$SWEEPS d3q19_srt_pull-aos-oos"
     fi
-    # D3Q19 SoA and AoS again, the same configurations as the sweeps above, with the twin that
-    # compiles with `run --backend cuda`'s float options (the kernel the timing harness runs)
-    # and reads its compiled orders itself (timed-twin/).
-    for l in soa aos; do
-      local lf=$SOA
-      [ $l = soa ] || lf=$aos
-      RAW=timed-twin/raw OWN_ORDERS=timed-twin/raw/d3q19_srt_pull-$l-compiled-order.txt \
-        run d3q19_srt_pull-$l-timed$x d3q19_srt_pull-$l "$m" 256,256,256 "$lf"
-      SWEEPS="$SWEEPS d3q19_srt_pull-$l-timed$x"
-    done
     run star3d_r4-f64-512-top$x star3d_r4-f64-512-top "$m" 512,512,512 "$STAR" --dtype f64
     SWEEPS="$SWEEPS star3d_r4-f64-512-top$x"
     # Flat tiles folded 1x1x2 at 512^3, which the step, the curve and launch-order gaps rank
