@@ -56,7 +56,7 @@ run() {
   [ -z "$orders" ] || order_args=(--compiled-order "$orders")
   (cd "$RES" && "$BIN" counters "$@" --machine "$machine" --domain "$domain" \
     --from-csv "$raw/$csv.csv" --twin-info "$raw/$csv-twin.json" \
-    --original "$raw/$csv-device-report.json" --out "$OUT" --name "$name" \
+    --original "${ORIGINAL:-$raw/$csv-device-report.json}" --out "$OUT" --name "$name" \
     ${order_args[@]+"${order_args[@]}"} > "$OUT/$name.log" 2>&1) \
     || { echo "$name failed:"; tail -5 "$OUT/$name.log"; exit 1; }
 }
@@ -104,7 +104,9 @@ sweeps() {
   for l in soa aos; do
     local lf=$HERE/lbm/d3q19_srt_pull.toml
     [ $l = soa ] || lf=$aos
+    # (The device's report is the sweep's own JSON, not a copy in raw/.)
     RAW=timed-twin/raw OWN_ORDERS=timed-twin/raw/d3q19_srt_pull-$l-compiled-order.txt \
+      ORIGINAL=timed-twin/d3q19_srt_pull-$l.json \
       run d3q19_srt_pull-$l-timed$x d3q19_srt_pull-$l "$m" 256,256,256 "$lf"
     SWEEPS="$SWEEPS d3q19_srt_pull-$l-timed$x"
   done

@@ -123,12 +123,22 @@ fn write(path: &Path, text: &str) -> Result<(), CountersError> {
     std::fs::write(path, text).map_err(io(path))
 }
 
-/// Runs `ncu args…`, output into `log`; an error carries the log's last lines.
-fn run_ncu(ncu: &Path, args: &[String], log: &Path) -> Result<(), CountersError> {
+/// The driver's JIT cache, in `dir`, for a process that loads the twins: the compile-only pass
+/// fills it and the profiled passes load the same cubins from it.
+fn with_jit_cache<'c>(command: &'c mut Command, dir: &Path) -> &'c mut Command {
+    command
+        .env("CUDA_CACHE_PATH", dir)
+        .env("CUDA_CACHE_MAXSIZE", (4u64 << 30).to_string())
+        .env("CUDA_CACHE_DISABLE", "0")
+}
+
+/// Runs `ncu args…` (with the JIT cache in `jit`), output into `log`; an error carries the log's
+/// last lines.
+fn run_ncu(ncu: &Path, args: &[String], log: &Path, jit: &Path) -> Result<(), CountersError> {
     let file = std::fs::File::create(log).map_err(io(log))?;
     let err = file.try_clone().map_err(io(log))?;
     let command = format!("{} {}", ncu.display(), args.join(" "));
-    let status = Command::new(ncu)
+    let status = with_jit_cache(&mut Command::new(ncu), jit)
         .args(args)
         .stdout(Stdio::from(file))
         .stderr(Stdio::from(err))
@@ -263,12 +273,9 @@ fn read_compiled_orders(
     let file = std::fs::File::create(&log).map_err(io(&log))?;
     let err = file.try_clone().map_err(io(&log))?;
     // A process of its own, so that the driver has written its cache when it exits.
-    let status = Command::new(exe)
+    let status = with_jit_cache(&mut Command::new(exe), &jit)
         .arg("counters-twin")
         .arg(&plan_path)
-        .env("CUDA_CACHE_PATH", &jit)
-        .env("CUDA_CACHE_MAXSIZE", (4u64 << 30).to_string())
-        .env("CUDA_CACHE_DISABLE", "0")
         .stdout(Stdio::from(file))
         .stderr(Stdio::from(err))
         .status()
@@ -433,8 +440,20 @@ fn profile(
     )?;
     out.flush()?;
     let log = raw.join(format!("{stem}-ncu.log"));
-    run_ncu(ncu, &args, &log)?;
+    run_ncu(ncu, &args, &log, &work.join("jit"))?;
     let twin: TwinInfo = serde_json::from_str(&read(&plan.info)?).map_err(CountersError::from)?;
+    // The profiled twins should be the cubins whose SASS gave the orders (the same JIT cache):
+    // their registers tell.
+    if compiled_order.is_some() {
+        let compiled: Option<TwinInfo> = read(&work.join("compiled.json"))
+            .ok()
+            .and_then(|t| serde_json::from_str(&t).ok());
+        if compiled.is_some_and(|c| c.kernels != twin.kernels) {
+            notes.push(
+                "the profiled kernels' registers differ from those of the kernels whose SASS gave the compiled orders (another JIT?); the orders may not be the profiled code's".into(),
+            );
+        }
+    }
     write(
         &raw.join(format!("{stem}-twin.json")),
         &serde_json::to_string_pretty(&twin).map_err(CountersError::from)?,
