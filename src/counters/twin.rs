@@ -9,7 +9,7 @@
 use super::{entry_name, CountersError, DeviceDesc, TwinInfo, TwinPlan, FLUSH_KERNEL};
 use crate::emit::{self, Options};
 use crate::ir::Dtype;
-use crate::runtime::cuda::NVRTC_FLOAT_OPTIONS;
+use crate::runtime::cuda::{nvrtc_options, NVRTC_FLOAT_OPTIONS};
 use cudarc::driver::sys::{CUdevice_attribute as A, CUfunction_attribute_enum as F};
 use cudarc::driver::{
     CudaContext, CudaFunction, CudaSlice, CudaStream, LaunchConfig, PushKernelArg,
@@ -61,11 +61,7 @@ fn ptx_for(source: &str, arch: &str, name: &str, cache: &Path) -> Result<Ptx, Co
         return Ok(Ptx::from_src(text));
     }
     let opts = CompileOptions {
-        options: NVRTC_FLOAT_OPTIONS
-            .iter()
-            .map(|o| o.to_string())
-            .chain([format!("--gpu-architecture={arch}")])
-            .collect(),
+        options: nvrtc_options(arch),
         ..Default::default()
     };
     let ptx = cudarc::nvrtc::compile_ptx_with_opts(source, opts).map_err(|e| {
@@ -202,30 +198,28 @@ pub fn run(plan: &TwinPlan) -> Result<TwinInfo, CountersError> {
         funcs.push((f, launch));
     }
 
-    let nvrtc_options: Vec<String> = NVRTC_FLOAT_OPTIONS.iter().map(|o| o.to_string()).collect();
-    let device = DeviceDesc {
-        name: ctx.name().map_err(drv("cuDeviceGetName"))?,
-        compute_capability: format!("{major}.{minor}"),
-        driver_api: format!("{}.{}", version / 1000, (version % 1000) / 10),
-        sms,
-        l2_bytes: l2,
+    let info = TwinInfo {
+        device: DeviceDesc {
+            name: ctx.name().map_err(drv("cuDeviceGetName"))?,
+            compute_capability: format!("{major}.{minor}"),
+            driver_api: format!("{}.{}", version / 1000, (version % 1000) / 10),
+            sms,
+            l2_bytes: l2,
+        },
+        flush_bytes: (plan.flush_factor.max(1) * l2).max(64 << 20) / 16 * 16,
+        kernels,
+        nvrtc_options: NVRTC_FLOAT_OPTIONS.iter().map(|o| o.to_string()).collect(),
+        local_bytes,
     };
-    let write_info = |info: &TwinInfo| -> Result<(), CountersError> {
-        let text = serde_json::to_string_pretty(info)?;
+    let write_info = || -> Result<(), CountersError> {
+        let text = serde_json::to_string_pretty(&info)?;
         std::fs::write(&plan.info, text).map_err(|source| CountersError::Io {
             path: plan.info.clone(),
             source,
         })
     };
     if plan.compile_only {
-        let info = TwinInfo {
-            device,
-            flush_bytes: 0,
-            kernels,
-            nvrtc_options,
-            local_bytes,
-        };
-        write_info(&info)?;
+        write_info()?;
         return Ok(info);
     }
 
@@ -249,7 +243,7 @@ pub fn run(plan: &TwinPlan) -> Result<TwinInfo, CountersError> {
         unsafe { b.launch(wide) }.map_err(drv("init launch"))?;
         fields.push(buf);
     }
-    let flush_bytes = (plan.flush_factor.max(1) * l2).max(64 << 20) / 16 * 16;
+    let flush_bytes = info.flush_bytes;
     let flush_buf = stream
         .alloc_zeros::<u8>(flush_bytes)
         .map_err(drv("cuMemAlloc (eviction buffer)"))?;
@@ -265,7 +259,7 @@ pub fn run(plan: &TwinPlan) -> Result<TwinInfo, CountersError> {
     stream.synchronize().map_err(drv("initialisation"))?;
 
     evict()?;
-    for ((f, launch), (name, _)) in funcs.iter().zip(&kernels) {
+    for ((f, launch), (name, _)) in funcs.iter().zip(&info.kernels) {
         let mut b = stream.launch_builder(f);
         for buf in &fields {
             b.arg(buf);
@@ -279,13 +273,6 @@ pub fn run(plan: &TwinPlan) -> Result<TwinInfo, CountersError> {
         evict()?;
     }
 
-    let info = TwinInfo {
-        device,
-        flush_bytes,
-        kernels,
-        nvrtc_options,
-        local_bytes,
-    };
-    write_info(&info)?;
+    write_info()?;
     Ok(info)
 }

@@ -102,6 +102,16 @@ struct CuProgram {
 /// they run at OpenCL's speed (bench/results/h200/lbm.md). Double precision is unaffected.
 pub const NVRTC_FLOAT_OPTIONS: [&str; 3] = ["--ftz=true", "--prec-div=false", "--prec-sqrt=false"];
 
+/// NVRTC's options for a kernel of this backend: [`NVRTC_FLOAT_OPTIONS`] and the virtual
+/// architecture `arch` (`compute_XY`); the counters twin compiles with the same.
+pub fn nvrtc_options(arch: &str) -> Vec<String> {
+    NVRTC_FLOAT_OPTIONS
+        .iter()
+        .map(|o| o.to_string())
+        .chain([format!("--gpu-architecture={arch}")])
+        .collect()
+}
+
 /// An opened CUDA device: primary context, one stream, buffers and programs.
 pub struct CudaBackend {
     info: DeviceInfo,
@@ -268,11 +278,7 @@ impl Backend for CudaBackend {
         }
         let source = emit::cuda::write_string(kernel, config, domain, &Options::default())?;
         let opts = cudarc::nvrtc::CompileOptions {
-            options: NVRTC_FLOAT_OPTIONS
-                .iter()
-                .map(|o| o.to_string())
-                .chain([format!("--gpu-architecture={}", self.arch)])
-                .collect(),
+            options: nvrtc_options(&self.arch),
             ..Default::default()
         };
         let ptx = cudarc::nvrtc::compile_ptx_with_opts(&source, opts).map_err(|e| {
