@@ -196,6 +196,32 @@ fn reg_plus(r: &str, k: usize) -> Option<String> {
 /// for any value an address is made of; two while the compiler swaps a register pair by XORs).
 type Value = Vec<(usize, i64)>;
 
+/// The values of the registers and stack slots the matcher has seen, and a source of new roots.
+#[derive(Default)]
+struct Values {
+    regs: HashMap<String, Value>,
+    stack: HashMap<i64, Value>,
+    roots: usize,
+}
+
+impl Values {
+    /// A value of a root of its own (an input, or what the matcher does not follow).
+    fn fresh(&mut self) -> Value {
+        self.roots += 1;
+        vec![(self.roots, 0)]
+    }
+
+    /// Register `r`'s value (a root of its own where nothing wrote it yet).
+    fn reg(&mut self, r: &str) -> Value {
+        if let Some(v) = self.regs.get(r) {
+            return v.clone();
+        }
+        let v = self.fresh();
+        self.regs.insert(r.to_string(), v.clone());
+        v
+    }
+}
+
 /// The global loads and stores of a function's instructions, in SASS order.
 ///
 /// Besides `IADD3`/`MOV`, values are followed through the stack (an address register spilled by
@@ -203,13 +229,7 @@ type Value = Vec<(usize, i64)>;
 /// the compiler uses to swap the words of an address pair.
 fn memory_accesses(instructions: &[String]) -> Vec<Access> {
     let mut out = Vec::new();
-    let mut value: HashMap<String, Value> = HashMap::new();
-    let mut stack: HashMap<i64, Value> = HashMap::new();
-    let mut roots = 0usize;
-    let mut fresh = || -> Value {
-        roots += 1;
-        vec![(roots, 0)]
-    };
+    let mut vals = Values::default();
     for ins in instructions {
         // A guard predicate (`@P0`, `@!PT`) does not change what the instruction does.
         let ins = match ins.strip_prefix('@') {
@@ -222,12 +242,6 @@ fn memory_accesses(instructions: &[String]) -> Vec<Access> {
             .split(',')
             .map(|a| a.trim().replace(".reuse", ""))
             .collect();
-        let mut val = |r: &str, value: &mut HashMap<String, Value>| -> Value {
-            value
-                .entry(r.to_string())
-                .or_insert_with(&mut fresh)
-                .clone()
-        };
         // Spills: an address register stored to the stack and loaded back keeps its value.
         if let Some((slot, width)) = local_slot(op, rest) {
             let first = args.first().map(String::as_str).unwrap_or("");
@@ -235,15 +249,15 @@ fn memory_accesses(instructions: &[String]) -> Vec<Access> {
                 let at = slot + 4 * k as i64;
                 if op.starts_with("STL") {
                     if let Some(r) = args.get(1).and_then(|a| reg_plus(a, k)) {
-                        let v = val(&r, &mut value);
-                        stack.insert(at, v);
+                        let v = vals.reg(&r);
+                        vals.stack.insert(at, v);
                     }
                 } else if let Some(r) = reg_plus(first, k) {
-                    let v = match stack.get(&at) {
+                    let v = match vals.stack.get(&at) {
                         Some(v) => v.clone(),
-                        None => val(&format!("stack:{at}:{}", out.len()), &mut value),
+                        None => vals.fresh(),
                     };
-                    value.insert(r, v);
+                    vals.regs.insert(r, v);
                 }
             }
             continue;
@@ -260,10 +274,10 @@ fn memory_accesses(instructions: &[String]) -> Vec<Access> {
                 let o = o.strip_prefix('+').unwrap_or(o);
                 Some((r, if o.is_empty() { 0 } else { imm(o)? }))
             }) {
-                let mut v = val(reg, &mut value);
+                let mut v = vals.reg(reg);
                 if v.len() != 1 {
                     // Not a value the matcher can follow: a base of its own.
-                    v = val(&format!("addr:{}", out.len()), &mut value);
+                    v = vals.fresh();
                 }
                 let (root, c) = v[0];
                 out.push(Access {
@@ -289,27 +303,27 @@ fn memory_accesses(instructions: &[String]) -> Vec<Access> {
             && imms.len() <= 1
             && srcs.len() == regs.len() + imms.len()
         {
-            match val(regs[0], &mut value)[..] {
+            match vals.reg(regs[0])[..] {
                 [(root, c)] => vec![(root, c + imms.first().copied().unwrap_or(0))],
-                _ => fresh(),
+                _ => vals.fresh(),
             }
         } else if op == "MOV" && regs.len() == 1 && srcs.len() == 1 {
-            val(regs[0], &mut value)
+            vals.reg(regs[0])
         } else if op == "LOP3.LUT" && regs.len() == 2 && srcs.len() == 3 && srcs[2] == "0x3c" {
             // a ^ b: terms present in one of the two.
-            let (a, b) = (val(regs[0], &mut value), val(regs[1], &mut value));
+            let (a, b) = (vals.reg(regs[0]), vals.reg(regs[1]));
             let mut x: Value = a.iter().filter(|t| !b.contains(t)).copied().collect();
             x.extend(b.iter().filter(|t| !a.contains(t)).copied());
             x.sort_unstable();
             if x.is_empty() {
-                fresh()
+                vals.fresh()
             } else {
                 x
             }
         } else {
-            fresh()
+            vals.fresh()
         };
-        value.insert(dest, v);
+        vals.regs.insert(dest, v);
     }
     out
 }
@@ -413,12 +427,9 @@ fn base_shifts(
             }
             Some(ks)
         };
-        let every: Vec<i64> = {
-            let mut v: Vec<i64> = keys.iter().map(|t| t * elem - offs[0]).collect();
-            v.sort_unstable();
-            v.dedup();
-            v
-        };
+        // The shifts that put the first access on an emitted offset (ascending and distinct, as
+        // the sorted keys are).
+        let every: Vec<i64> = keys.iter().map(|t| t * elem - offs[0]).collect();
         let mut earlier: Vec<i64> = shift.values().copied().collect();
         earlier.sort_unstable();
         earlier.dedup();
