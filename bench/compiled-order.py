@@ -69,7 +69,8 @@ def emit(bin_, reports, out, root=HERE):
 
 
 def sass_memory(path):
-    """The kernel's global loads and stores `(L|S, base, byte offset)` in SASS order.
+    """The kernel's global loads and stores `(L|S, base, byte offset)` in SASS order, and its
+    stack accesses (register spills) `(l|s, None, (stack offset, bytes))` among them.
 
     Address registers are followed as values `(root, constant)`: `IADD3 Rd, Ra, imm` and
     `MOV Rd, Ra` keep Ra's root and add to its constant; any other write starts a new root. A
@@ -107,6 +108,8 @@ def sass_memory(path):
         if op.startswith(("LDL", "STL")) and loc:
             slot = int(loc.group(1) or "0", 16)
             width = 4 if ".128" in op else 2 if ".64" in op else 1
+            if slot >= 0:
+                out.append(("s" if op.startswith("STL") else "l", None, (slot, 4 * width)))
             for k in range(width):
                 if op.startswith("STL"):
                     r = plus(args[1], k)
@@ -175,9 +178,10 @@ def base_deltas(items, table, es):
     return delta
 
 
-def order(cu_path, sass_path, es):
+def order(cu_path, sass_path, es, stack=None):
     """The compiled order of `(fold point, instruction)`, or None where not every emitted load and
-    store is matched exactly once."""
+    store is matched exactly once; with a list `stack`, the stack accesses are appended to it as
+    `(global accesses before it, token)`, the token `s@OFFSET:BYTES` or `l@OFFSET:BYTES`."""
     cu = open(cu_path).read()
     blocks = cu.split("// fold point")[1:] or [cu]
     loads, stores = {}, {}
@@ -204,6 +208,14 @@ def order(cu_path, sass_path, es):
         for q, m in enumerate(re.finditer(r"fld_\w+\[base_\w+ \+ (\d+)\] =[^=]", bl)):
             stores[int(m.group(1))] = (f, first + q)
     mem = sass_memory(sass_path)
+    if stack is not None:
+        n = 0
+        for k, _, o in mem:
+            if k in "ls":
+                stack.append((n, f"{k}@{o[0]}:{o[1]}"))
+            else:
+                n += 1
+    mem = [a for a in mem if a[0] in "LS"]
     dl = base_deltas([(r, o) for k, r, o in mem if k == "L"], loads, es)
     ds = base_deltas([(r, o) for k, r, o in mem if k == "S"], stores, es)
     if dl is None or ds is None:
@@ -237,13 +249,18 @@ def orders(d):
         k, t = m.group(1), m.group(2)
         v = [m.group(i) for i in range(3, 12)]
         es = 4 if t == "f32" else 8
-        o = order(os.path.join(d, name + ".cu"), os.path.join(d, name + ".sass"), es)
+        stack = []
+        o = order(os.path.join(d, name + ".cu"), os.path.join(d, name + ".sass"), es, stack)
         if o is None:
             print(f"unmatched: {name}", file=sys.stderr)
             bad += 1
             continue
+        tokens = []
+        for i, (f, n) in enumerate(o):
+            tokens += [t for p, t in stack if p == i] + [f"{f},{n}"]
+        tokens += [t for p, t in stack if p == len(o)]
         print(f"{k} {t} {','.join(v[0:3])} {','.join(v[3:6])} {','.join(v[6:9])}: "
-              + " ".join(f"{f},{n}" for f, n in o))
+              + " ".join(tokens))
     print(f"{bad} configurations unmatched", file=sys.stderr)
 
 

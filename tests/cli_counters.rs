@@ -285,7 +285,7 @@ fn saved_csv_of_a_real_run_is_analysed_again() {
 /// a line of a compiled-orders file.
 fn reversed_order_line(block: [usize; 3], fold: [usize; 3], domain: [usize; 3]) -> String {
     use stencilscope::config::LaunchConfig;
-    use stencilscope::counters::CompiledOrders;
+    use stencilscope::counters::{CompiledOrder, CompiledOrders};
     use stencilscope::footprint::MemoryProgram;
     use stencilscope::ir::{Domain, Dtype};
     let mut k = stencilscope::spec::load_stencil("stencils/star3d_r4.toml".as_ref())
@@ -297,6 +297,10 @@ fn reversed_order_line(block: [usize; 3], fold: [usize; 3], domain: [usize; 3]) 
     let prog = MemoryProgram::new(&k, &d, &c).unwrap();
     let mut order: Vec<(usize, usize)> = prog.issued_sequence().collect();
     order.reverse();
+    let order = CompiledOrder {
+        steps: order,
+        local: Vec::new(),
+    };
     format!("{}\n", CompiledOrders::line(&k, &c, &d, &order))
 }
 

@@ -36,7 +36,7 @@ mod select;
 #[cfg(feature = "cuda")]
 pub mod twin;
 
-pub use order::CompiledOrders;
+pub use order::{CompiledOrder, CompiledOrders};
 pub use select::{parse_config_list, select_configs, ConfigSpec};
 
 use crate::config::LaunchConfig;
@@ -330,9 +330,14 @@ pub struct ConfigRecord {
     #[serde(default)]
     pub compiled_order: bool,
     /// Local memory per thread of the compiled kernel (spilled values), where the twin recorded
-    /// it: its loads and stores pass L1 and L2 and are in the counters, not in the estimate.
+    /// it: its loads and stores pass L1 and L2 and are in the counters; in the estimate where
+    /// the compiled order gave them (`stack_accesses`).
     #[serde(default)]
     pub local_bytes: Option<usize>,
+    /// The stack accesses (spilled registers' `STL`/`LDL`) per thread the estimate followed,
+    /// from the compiled order (0: none, or no compiled order).
+    #[serde(default)]
+    pub stack_accesses: usize,
     /// Kernel duration under the profiler, seconds.
     pub duration_s: Option<f64>,
     /// The footprint visitor's volumes.
@@ -574,19 +579,37 @@ pub fn attach_local_bytes(
             .find(|(e, _)| *e == r.entry)
             .map(|(_, b)| *b);
     }
-    let spilled: Vec<String> = records
-        .iter()
-        .filter_map(|r| match r.local_bytes {
-            Some(b) if b > 0 => Some(format!("{} ({b} B)", r.config)),
-            _ => None,
-        })
-        .collect();
-    let note = (!spilled.is_empty()).then(|| {
+    let spilled = |followed: bool| -> Vec<String> {
+        records
+            .iter()
+            .filter_map(|r| match r.local_bytes {
+                Some(b) if b > 0 && (r.stack_accesses > 0) == followed => {
+                    Some(format!("{} ({b} B)", r.config))
+                }
+                _ => None,
+            })
+            .collect()
+    };
+    let (with, without) = (spilled(true), spilled(false));
+    let mut parts = Vec::new();
+    if !with.is_empty() {
+        parts.push(format!(
+            "the estimate follows their stack accesses from the compiled order: {}",
+            with.join(", ")
+        ));
+    }
+    if !without.is_empty() {
+        parts.push(format!(
+            "their L1, L2 and DRAM counters include loads and stores the estimate leaves out (no stack accesses in a compiled order): {}",
+            without.join(", ")
+        ));
+    }
+    let note = (!parts.is_empty()).then(|| {
         format!(
-            "{} of {} configurations keep values in local memory (spilled registers, bytes per thread): their L1, L2 and DRAM counters include loads and stores the estimate leaves out: {}",
-            spilled.len(),
+            "{} of {} configurations keep values in local memory (spilled registers, bytes per thread); {}",
+            with.len() + without.len(),
             records.len(),
-            spilled.join(", ")
+            parts.join("; ")
         )
     });
     (records, note)
@@ -669,6 +692,7 @@ pub fn compare(
             l1_bytes: params.l1_bytes,
             compiled_order: compiled,
             local_bytes: None,
+            stack_accesses: prog.local.len(),
             duration_s: l.metrics.get(ncu::DURATION).copied(),
             estimate,
             measured,

@@ -11,11 +11,14 @@
 //!
 //! the kernel's name and element type, the block, the fold and the domain, then every issued
 //! `(fold point index, instruction index)` pair in issue order (the indices of
-//! [`MemoryProgram`](crate::footprint::MemoryProgram)).
+//! [`MemoryProgram`](crate::footprint::MemoryProgram)). Where the compiled code spills registers,
+//! its stack accesses stand among them in issue order: `s@OFFSET:BYTES` for a store (`STL`),
+//! `l@OFFSET:BYTES` for a load (`LDL`), the byte offset in the thread's stack frame and the bytes
+//! per thread (4, 8 or 16); see [`LocalAccess`].
 
 use super::CountersError;
 use crate::config::LaunchConfig;
-use crate::footprint::MemoryProgram;
+use crate::footprint::{LocalAccess, MemoryProgram};
 use crate::ir::{Domain, Kernel};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -23,10 +26,20 @@ use std::path::{Path, PathBuf};
 /// What a line of the file is for: kernel, element type, block, fold, domain.
 type OrderKey = (String, String, [usize; 3], [usize; 3], [usize; 3]);
 
+/// The compiled code's issue order of one thread: its global loads and stores, and its stack
+/// accesses (register spills) placed among them.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct CompiledOrder {
+    /// `(fold point index, instruction index)` of every global access, in issue order.
+    pub steps: Vec<(usize, usize)>,
+    /// The stack accesses, in issue order (positions in `steps`).
+    pub local: Vec<LocalAccess>,
+}
+
 /// The compiled issue orders of a file, by kernel, element type, configuration and domain.
 #[derive(Debug, Clone, Default)]
 pub struct CompiledOrders {
-    orders: HashMap<OrderKey, Vec<(usize, usize)>>,
+    orders: HashMap<OrderKey, CompiledOrder>,
     path: PathBuf,
 }
 
@@ -74,8 +87,12 @@ impl CompiledOrders {
                 triple("fold", fold)?,
                 triple("domain", domain)?,
             );
-            let mut steps = Vec::new();
+            let mut parsed = CompiledOrder::default();
             for (k, pair) in order.split_whitespace().enumerate() {
+                if let Some(local) = stack_access(pair, parsed.steps.len()) {
+                    parsed.local.push(local);
+                    continue;
+                }
                 let step = pair
                     .split_once(',')
                     .and_then(|(f, n)| Some((f.parse().ok()?, n.parse().ok()?)));
@@ -83,17 +100,18 @@ impl CompiledOrders {
                     return Err(bad(
                         i + 1,
                         format!(
-                            "entry {} `{pair}` is not `F,I` (fold point and instruction indices)",
+                            "entry {} `{pair}` is neither `F,I` (fold point and instruction \
+                             indices) nor a stack access `s@OFFSET:BYTES` or `l@OFFSET:BYTES`",
                             k + 1
                         ),
                     ));
                 };
-                steps.push(step);
+                parsed.steps.push(step);
             }
-            if steps.is_empty() {
+            if parsed.steps.is_empty() {
                 return Err(bad(i + 1, "the order after `:` is empty".into()));
             }
-            if orders.insert(key, steps).is_some() {
+            if orders.insert(key, parsed).is_some() {
                 return Err(bad(i + 1, format!("a second order for `{}`", head.trim())));
             }
         }
@@ -118,17 +136,15 @@ impl CompiledOrders {
         kernel: &Kernel,
         config: &LaunchConfig,
         domain: &Domain,
-    ) -> Option<&[(usize, usize)]> {
+    ) -> Option<&CompiledOrder> {
         let dtype = format!("{:?}", kernel.dtype()).to_lowercase();
-        self.orders
-            .get(&(
-                kernel.name.clone(),
-                dtype,
-                config.block,
-                config.fold,
-                domain.size,
-            ))
-            .map(|v| v.as_slice())
+        self.orders.get(&(
+            kernel.name.clone(),
+            dtype,
+            config.block,
+            config.fold,
+            domain.size,
+        ))
     }
 
     /// `prog` (of `kernel`) issued in the order the file gives for its configuration and domain,
@@ -142,13 +158,14 @@ impl CompiledOrders {
             return Ok((prog, false));
         };
         let config = prog.config;
-        let prog = prog.with_compiled_order(order.to_vec()).map_err(|source| {
-            CountersError::CompiledOrderMismatch {
+        let prog = prog
+            .with_compiled_order(order.steps.clone())
+            .and_then(|p| p.with_local_accesses(order.local.clone()))
+            .map_err(|source| CountersError::CompiledOrderMismatch {
                 path: self.path.clone(),
                 configuration: format!("{config} ({})", super::entry_name(&config)),
                 source,
-            }
-        })?;
+            })?;
         Ok((prog, true))
     }
 
@@ -157,10 +174,18 @@ impl CompiledOrders {
         kernel: &Kernel,
         config: &LaunchConfig,
         domain: &Domain,
-        order: &[(usize, usize)],
+        order: &CompiledOrder,
     ) -> String {
         let triple = |v: [usize; 3]| v.map(|x| x.to_string()).join(",");
-        let steps: Vec<String> = order.iter().map(|(f, n)| format!("{f},{n}")).collect();
+        let mut steps = Vec::with_capacity(order.steps.len() + order.local.len());
+        let mut local = order.local.iter().peekable();
+        for (i, (f, n)) in order.steps.iter().enumerate() {
+            while let Some(a) = local.next_if(|a| a.position == i) {
+                steps.push(stack_token(a));
+            }
+            steps.push(format!("{f},{n}"));
+        }
+        steps.extend(local.map(stack_token));
         format!(
             "{} {} {} {} {}: {}",
             kernel.name,
@@ -170,6 +195,11 @@ impl CompiledOrders {
             triple(domain.size),
             steps.join(" ")
         )
+    }
+
+    /// Configurations whose compiled code spills (has stack accesses).
+    pub fn spilling(&self) -> usize {
+        self.orders.values().filter(|o| !o.local.is_empty()).count()
     }
 
     /// The file the orders came from.
@@ -186,4 +216,31 @@ impl CompiledOrders {
     pub fn is_empty(&self) -> bool {
         self.orders.is_empty()
     }
+}
+
+/// A stack access's token: `s@OFFSET:BYTES` or `l@OFFSET:BYTES`.
+fn stack_token(a: &LocalAccess) -> String {
+    format!(
+        "{}@{}:{}",
+        if a.store { 's' } else { 'l' },
+        a.offset,
+        a.bytes
+    )
+}
+
+/// The stack access a token names, placed after `position` global accesses (`None`: not one).
+fn stack_access(token: &str, position: usize) -> Option<LocalAccess> {
+    let (kind, rest) = token.split_once('@')?;
+    let store = match kind {
+        "s" => true,
+        "l" => false,
+        _ => return None,
+    };
+    let (offset, bytes) = rest.split_once(':')?;
+    Some(LocalAccess {
+        store,
+        offset: offset.parse().ok()?,
+        bytes: bytes.parse().ok()?,
+        position,
+    })
 }

@@ -18,8 +18,10 @@
 //!
 //! `bench/compiled-order.py` is the same matcher for the SASS files of a whole sweep.
 
+use super::{CompiledOrder, CompiledOrders};
 use crate::config::LaunchConfig;
 use crate::emit::{self, EmitError, Options};
+use crate::footprint::LocalAccess;
 use crate::ir::{Domain, Kernel};
 use std::collections::{BTreeMap, HashMap, HashSet};
 
@@ -222,13 +224,15 @@ impl Values {
     }
 }
 
-/// The global loads and stores of a function's instructions, in SASS order.
+/// The global loads and stores of a function's instructions, in SASS order, and its stack
+/// accesses (register spills) placed among them.
 ///
 /// Besides `IADD3`/`MOV`, values are followed through the stack (an address register spilled by
 /// `STL` and loaded back by `LDL` keeps its value) and through `LOP3.LUT … 0x3c` (XOR), which
 /// the compiler uses to swap the words of an address pair.
-fn memory_accesses(instructions: &[String]) -> Vec<Access> {
+fn memory_accesses(instructions: &[String]) -> (Vec<Access>, Vec<LocalAccess>) {
     let mut out = Vec::new();
+    let mut local = Vec::new();
     let mut vals = Values::default();
     for ins in instructions {
         // A guard predicate (`@P0`, `@!PT`) does not change what the instruction does.
@@ -244,6 +248,15 @@ fn memory_accesses(instructions: &[String]) -> Vec<Access> {
             .collect();
         // Spills: an address register stored to the stack and loaded back keeps its value.
         if let Some((slot, width)) = local_slot(op, rest) {
+            // The stack pointer's offsets are never negative; one that were would be no slot.
+            if let Ok(offset) = u32::try_from(slot) {
+                local.push(LocalAccess {
+                    store: op.starts_with("STL"),
+                    offset,
+                    bytes: 4 * width as u32,
+                    position: out.len(),
+                });
+            }
             let first = args.first().map(String::as_str).unwrap_or("");
             for k in 0..width {
                 let at = slot + 4 * k as i64;
@@ -325,7 +338,7 @@ fn memory_accesses(instructions: &[String]) -> Vec<Access> {
         };
         vals.regs.insert(dest, v);
     }
-    out
+    (out, local)
 }
 
 /// The emitted accesses of a twin's source: element offset → `(fold point, instruction)`, loads
@@ -464,18 +477,18 @@ fn base_shifts(
 
 /// The compiled order of function `function` in `sass` (`cuobjdump -sass` output), as the
 /// `(fold point, instruction)` pairs of the twin's `source` (the emitted CUDA C), for elements
-/// of `elem_bytes` bytes.
+/// of `elem_bytes` bytes; with the stack accesses placed among them.
 pub fn compiled_order(
     source: &str,
     sass: &BTreeMap<String, Vec<String>>,
     function: &str,
     elem_bytes: usize,
-) -> Result<Vec<(usize, usize)>, SassOrderError> {
+) -> Result<CompiledOrder, SassOrderError> {
     let ins = sass
         .get(function)
         .ok_or_else(|| SassOrderError::NoFunction(function.to_string()))?;
     let (loads, stores) = source_accesses(source)?;
-    let mem = memory_accesses(ins);
+    let (mem, local) = memory_accesses(ins);
     let elem = elem_bytes as i64;
     let (l, s): (Vec<Access>, Vec<Access>) = mem.iter().partition(|a| !a.store);
     let dl = base_shifts(&l, &loads, elem, "loads")?;
@@ -504,7 +517,7 @@ pub fn compiled_order(
             expected,
         });
     }
-    Ok(out)
+    Ok(CompiledOrder { steps: out, local })
 }
 
 /// The compiled orders of the twins of `configs` (of `kernel` on `domain`) in the format
@@ -529,7 +542,7 @@ pub fn orders_file(
         let source = emit::cuda::write_string(kernel, config, domain, &opts)?;
         match compiled_order(&source, sass, &name, kernel.dtype().size()) {
             Ok(order) => {
-                text.push_str(&super::CompiledOrders::line(kernel, config, domain, &order));
+                text.push_str(&CompiledOrders::line(kernel, config, domain, &order));
                 text.push('\n');
             }
             Err(e) => unmatched.push((*config, e)),
@@ -584,7 +597,8 @@ mod tests {
              STG.E.64 desc[UR4][R2.64+0x640], R12",
         );
         let order = compiled_order(SOURCE, &s, "ssk_t", 8).unwrap();
-        assert_eq!(order, vec![(1, 1), (0, 0), (0, 1), (0, 2), (1, 2)]);
+        assert_eq!(order.steps, vec![(1, 1), (0, 0), (0, 1), (0, 2), (1, 2)]);
+        assert!(order.local.is_empty());
     }
 
     #[test]
@@ -609,17 +623,24 @@ mod tests {
              STG.E.64 desc[UR4][R2.64+0x640], R12",
         );
         // One base: the pointer's, at 0x648, 0x320 and 0x328.
-        let loads: Vec<Access> = memory_accesses(&s["ssk_t"])
-            .into_iter()
-            .filter(|a| !a.store)
-            .collect();
+        let (mem, local) = memory_accesses(&s["ssk_t"]);
+        let loads: Vec<Access> = mem.into_iter().filter(|a| !a.store).collect();
         assert!(loads.iter().all(|a| a.root == loads[0].root), "{loads:?}");
         assert_eq!(
             loads.iter().map(|a| a.offset).collect::<Vec<_>>(),
             vec![0x648, 0x320, 0x328]
         );
         let order = compiled_order(SOURCE, &s, "ssk_t", 8).unwrap();
-        assert_eq!(order, vec![(1, 1), (0, 0), (0, 1), (0, 2), (1, 2)]);
+        assert_eq!(order.steps, vec![(1, 1), (0, 0), (0, 1), (0, 2), (1, 2)]);
+        // The spill itself: 8 bytes stored after the first load, loaded back after it too.
+        let spill = |store, position| LocalAccess {
+            store,
+            offset: 0x10,
+            bytes: 8,
+            position,
+        };
+        assert_eq!(local, vec![spill(true, 0), spill(false, 1)]);
+        assert_eq!(order.local, local);
     }
 
     #[test]

@@ -526,7 +526,11 @@ fn the_estimate_reads_the_fetches_the_twin_set() {
 
 /// The line of a compiled-orders file for `k` launched with `c` on `d` in `order`.
 fn order_line(k: &Kernel, c: &LaunchConfig, d: &Domain, order: &[(usize, usize)]) -> String {
-    format!("{}\n", CompiledOrders::line(k, c, d, order))
+    let order = CompiledOrder {
+        steps: order.to_vec(),
+        local: Vec::new(),
+    };
+    format!("{}\n", CompiledOrders::line(k, c, d, &order))
 }
 
 #[test]
@@ -590,7 +594,10 @@ fn compiled_orders_file_errors_name_the_line() {
     let k = star();
     let c = LaunchConfig::new([32, 4, 2], [1, 1, 2]);
     let d = Domain::new3(64, 32, 32);
-    assert_eq!(ok.get(&k, &c, &d), Some(&[(0, 1), (0, 0), (1, 3)][..]));
+    assert_eq!(
+        ok.get(&k, &c, &d).map(|o| o.steps.as_slice()),
+        Some(&[(0, 1), (0, 0), (1, 3)][..])
+    );
     assert_eq!(ok.get(&k, &c, &Domain::new3(64, 32, 64)), None);
     for (text, line, what) in [
         ("x f64 1,1,1 1,1,1 8,8,8 0,0\n", 1, "no `:`"),
@@ -599,6 +606,12 @@ fn compiled_orders_file_errors_name_the_line() {
         ("x f64 1,1,1 1,0,1 8,8,8: 0,0\n", 1, "fold `1,0,1`"),
         ("x f64 1,1,1 1,1,1 8,8,8: 0,0 0;1\n", 1, "entry 2 `0;1`"),
         ("x f64 1,1,1 1,1,1 8,8,8:\n", 1, "empty"),
+        (
+            "x f64 1,1,1 1,1,1 8,8,8: 0,0 s@16:x\n",
+            1,
+            "entry 2 `s@16:x` is neither",
+        ),
+        ("x f64 1,1,1 1,1,1 8,8,8: s@16:8\n", 1, "empty"),
         (
             "x f64 1,1,1 1,1,1 8,8,8: 0,0\nx f64 1,1,1 1,1,1 8,8,8: 0,0\n",
             2,
@@ -620,6 +633,40 @@ fn compiled_orders_file_errors_name_the_line() {
             "{e}"
         );
     }
+}
+
+#[test]
+fn compiled_orders_keep_the_stack_accesses_in_their_place() {
+    let text = "star3d_r4 f64 32,4,2 1,1,2 64,32,32: s@0:4 0,1 l@0:4 0,0 s@16:16 1,3 l@16:8\n";
+    let orders = CompiledOrders::parse(text, "o.txt".as_ref()).unwrap();
+    assert_eq!(orders.spilling(), 1);
+    let (k, c, d) = (
+        star(),
+        LaunchConfig::new([32, 4, 2], [1, 1, 2]),
+        Domain::new3(64, 32, 32),
+    );
+    let order = orders.get(&k, &c, &d).unwrap();
+    assert_eq!(order.steps, vec![(0, 1), (0, 0), (1, 3)]);
+    let at = |store, offset, bytes, position| footprint::LocalAccess {
+        store,
+        offset,
+        bytes,
+        position,
+    };
+    assert_eq!(
+        order.local,
+        vec![
+            at(true, 0, 4, 0),
+            at(false, 0, 4, 1),
+            at(true, 16, 16, 2),
+            at(false, 16, 8, 3)
+        ]
+    );
+    // Written back as read.
+    assert_eq!(
+        format!("{}\n", CompiledOrders::line(&k, &c, &d, order)),
+        text
+    );
 }
 
 #[test]
@@ -647,7 +694,16 @@ fn spilled_configurations_are_named_with_their_local_memory() {
     assert_eq!(r[0].local_bytes, Some(400));
     let note = note.unwrap();
     assert!(
-        note.contains("1 of 1") && note.contains("(400 B)"),
+        note.contains("1 of 1") && note.contains("(400 B)") && note.contains("leaves out"),
+        "{note}"
+    );
+    // Where the compiled order gave the estimate the stack accesses, the note says so.
+    let mut followed = records.clone();
+    followed[0].stack_accesses = 12;
+    let (_, note) = attach_local_bytes(followed, Some(&twin(400)));
+    let note = note.unwrap();
+    assert!(
+        note.contains("follows their stack accesses") && !note.contains("leaves out"),
         "{note}"
     );
     // None: recorded, no note; no twin info (or a sweep from before): nothing.

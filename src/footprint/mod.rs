@@ -11,11 +11,12 @@
 
 mod block;
 mod geometry;
+mod local;
 mod program;
 mod rows;
 mod warp;
 
-pub use program::{Instruction, MemoryProgram, FIELD_SPACING};
+pub use program::{Instruction, LocalAccess, MemoryProgram, FIELD_SPACING};
 pub use warp::{bank_passes, wavefronts, WAVEFRONTS_PER_EXTRA_LINE};
 
 use crate::config::{ConfigError, LaunchConfig};
@@ -545,7 +546,8 @@ impl Estimator {
             &w.load_sectors_per_block,
             w.store_sectors,
         );
-        Ok(Self::volumes(prog, params, &w, &b))
+        let global = Self::volumes(prog, params, &w, &b);
+        Ok(add(global, local::spill_volumes(prog, params, &global)))
     }
 
     /// Lower bounds of [`Estimator::estimate_program`]'s volumes, at a fraction of its cost: the
@@ -561,7 +563,10 @@ impl Estimator {
         let b = self
             .block
             .bounds(prog, params, &classes, &w.load_sectors_per_block);
-        Ok(Self::volumes(prog, params, &w, &b))
+        let mut bounds = Self::volumes(prog, params, &w, &b);
+        // Spilled stores reach L2 whatever the caches keep.
+        bounds.l2_store += local::spill_volumes(prog, params, &bounds).l2_store;
+        Ok(bounds)
     }
 
     /// The blocks' size classes and the per-warp totals (checking `params` first).
@@ -593,6 +598,18 @@ impl Estimator {
             dram_load: b.dram_load_sectors * s / n,
             dram_store: b.dram_store_sectors * s / n,
         }
+    }
+}
+
+/// The sum of two volumes, level by level.
+fn add(a: DataVolumes, b: DataVolumes) -> DataVolumes {
+    DataVolumes {
+        l1_load_requests: a.l1_load_requests + b.l1_load_requests,
+        l1_wavefronts: a.l1_wavefronts + b.l1_wavefronts,
+        l2_load: a.l2_load + b.l2_load,
+        l2_store: a.l2_store + b.l2_store,
+        dram_load: a.dram_load + b.dram_load,
+        dram_store: a.dram_store + b.dram_store,
     }
 }
 

@@ -6,6 +6,7 @@ use super::FootprintError;
 use crate::address::{byte_address, AffineExpr, LoadSharing, Var};
 use crate::config::LaunchConfig;
 use crate::ir::{Access, AccessKind, Domain, FieldLayout, Kernel, Layout};
+use serde::{Deserialize, Serialize};
 
 /// Distance between the base addresses of two fields' buffers (1 TiB): far apart and 256-byte
 /// aligned, as separate allocations are.
@@ -22,6 +23,27 @@ pub struct Instruction {
     pub access: Access,
     /// Absolute byte address (field base included), affine in thread, block and fold indices.
     pub address: AffineExpr,
+}
+
+/// A register spill of the compiled code: one local-memory load or store of the thread's stack
+/// (`LDL`/`STL`), which the emitted source does not have.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LocalAccess {
+    /// Store (`STL`) or load (`LDL`).
+    pub store: bool,
+    /// Byte offset in the thread's stack frame (a multiple of 4).
+    pub offset: u32,
+    /// Bytes per thread: 4, 8 or 16.
+    pub bytes: u32,
+    /// Entries of the compiled order (global loads and stores) the thread issues before it.
+    pub position: usize,
+}
+
+impl LocalAccess {
+    /// The stack words (4 bytes each) it touches.
+    pub fn words(&self) -> std::ops::Range<u32> {
+        self.offset / 4..(self.offset + self.bytes) / 4
+    }
 }
 
 /// Buffers and instructions of one kernel under one launch configuration and domain.
@@ -49,6 +71,10 @@ pub struct MemoryProgram {
     /// The order the compiled code issues the thread's instructions in, where known (see
     /// [`MemoryProgram::with_compiled_order`]); `None`: the emitted order.
     pub compiled_order: Option<Vec<(usize, usize)>>,
+    /// The compiled code's stack accesses (register spills) in issue order, placed among the
+    /// entries of `compiled_order` (see [`MemoryProgram::with_local_accesses`]); empty: none
+    /// known.
+    pub local: Vec<LocalAccess>,
 }
 
 impl MemoryProgram {
@@ -145,6 +171,7 @@ impl MemoryProgram {
             config: *config,
             domain: *domain,
             compiled_order: None,
+            local: Vec::new(),
         })
     }
 
@@ -191,6 +218,55 @@ impl MemoryProgram {
             )));
         }
         self.compiled_order = Some(order);
+        // Stack accesses were placed in the order this one replaces.
+        self.local.clear();
+        Ok(self)
+    }
+
+    /// The program with the compiled code's stack accesses (register spills, from its SASS), in
+    /// issue order among the entries of its compiled order, which must be set first. Each must
+    /// move 4, 8 or 16 bytes at an offset aligned to its size, and their positions must not fall
+    /// back or pass the order's end.
+    pub fn with_local_accesses(
+        mut self,
+        local: Vec<LocalAccess>,
+    ) -> Result<MemoryProgram, FootprintError> {
+        if local.is_empty() {
+            self.local = local;
+            return Ok(self);
+        }
+        let Some(order) = &self.compiled_order else {
+            return Err(FootprintError::CompiledOrder(
+                "stack accesses need the compiled order they are placed in".into(),
+            ));
+        };
+        let mut at = 0;
+        for (i, a) in local.iter().enumerate() {
+            let what = if ![4, 8, 16].contains(&a.bytes) || a.offset % a.bytes != 0 {
+                Some(format!(
+                    "moves {} bytes at stack offset {}: not 4, 8 or 16 bytes at an offset \
+                     aligned to them",
+                    a.bytes, a.offset
+                ))
+            } else if a.position < at || a.position > order.len() {
+                Some(format!(
+                    "comes after {} entries of the order, but the one before it after {at} and \
+                     the order has {}",
+                    a.position,
+                    order.len()
+                ))
+            } else {
+                None
+            };
+            if let Some(what) = what {
+                return Err(FootprintError::CompiledOrder(format!(
+                    "stack access {}: {what}",
+                    i + 1
+                )));
+            }
+            at = a.position;
+        }
+        self.local = local;
         Ok(self)
     }
 

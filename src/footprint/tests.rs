@@ -1214,3 +1214,117 @@ fn compiled_order_interleaving_fold_points_stretches_l1_reuse() {
     let e = simulate_program(&turns, &p, IssueOrder::WarpBurst, L1Replacement::Lru);
     assert!(matches!(e, Err(FootprintError::CompiledOrder(_))), "{e:?}");
 }
+
+/// The folded program issued in its emitted order, with a spill of 8 bytes stored after
+/// `store_at` and loaded back after `load_at` of its global accesses.
+fn spilled(store_at: usize, load_at: usize) -> MemoryProgram {
+    let (k, d, c) = eight_components_folded();
+    let prog = MemoryProgram::new(&k, &d, &c).unwrap();
+    let order: Vec<(usize, usize)> = prog.issued_sequence().collect();
+    let spill = |store, position| LocalAccess {
+        store,
+        offset: 16,
+        bytes: 8,
+        position,
+    };
+    prog.with_compiled_order(order)
+        .unwrap()
+        .with_local_accesses(vec![spill(true, store_at), spill(false, load_at)])
+        .unwrap()
+}
+
+#[test]
+fn spills_are_written_through_and_kept_where_the_caches_hold_them() {
+    let (k, d, c) = eight_components_folded();
+    let plain = MemoryProgram::new(&k, &d, &c).unwrap();
+    let est = |prog: &MemoryProgram, p: &CacheParams| {
+        Estimator::default().estimate_program(prog, p).unwrap()
+    };
+    // Two fold points per thread: 8 bytes stored per thread are 4 per lattice update.
+    let (base, near) = (est(&plain, &big()), est(&spilled(1, 2), &big()));
+    assert_eq!(near.l2_store, base.l2_store + 4.0);
+    // Large caches: the load back hits L1, and L2 keeps the word until the next block's store.
+    assert_eq!(near.l2_load, base.l2_load);
+    assert_eq!(near.dram_load, base.dram_load);
+    assert_eq!(near.dram_store, base.dram_store);
+    // A warp moves two lines per 8-byte access: 2 × 2 wavefronts per 32 lanes × 2 points.
+    assert!((near.l1_wavefronts - base.l1_wavefronts - 4.0 / 64.0).abs() < 1e-12);
+    assert_eq!(near.l1_load_requests, base.l1_load_requests);
+    // The lower bounds count the spilled stores too.
+    let bounds = Estimator::default()
+        .bounds_program(&spilled(1, 2), &big())
+        .unwrap();
+    assert!(bounds.l2_store <= near.l2_store && bounds.l2_store > base.l2_store);
+}
+
+#[test]
+fn spills_far_apart_miss_small_caches() {
+    let (k, d, c) = eight_components_folded();
+    let plain = MemoryProgram::new(&k, &d, &c).unwrap();
+    // An L1 of one line and an L2 of a few: the word is lost between store and load.
+    let small = CacheParams {
+        l2_bytes: 4096,
+        ..four_sms_with_l1(1)
+    };
+    let est = |prog: &MemoryProgram| Estimator::default().estimate_program(prog, &small).unwrap();
+    let (base, far) = (est(&plain), est(&spilled(0, 18)));
+    assert_eq!(far.l2_store, base.l2_store + 4.0);
+    assert_eq!(far.l2_load, base.l2_load + 4.0);
+    assert_eq!(far.dram_load, base.dram_load + 4.0);
+    assert_eq!(far.dram_store, base.dram_store + 4.0);
+    // With the measured curve instead of the step, L2 loses the word by its share at the
+    // distance: here every byte beyond 1 KiB.
+    let curve = CacheParams {
+        l2_reuse_misses: ReuseMisses::new(&[(0.0, 0.0), (1024.0, 1.0)]).unwrap(),
+        ..small
+    };
+    let far = Estimator::default()
+        .estimate_program(&spilled(0, 18), &curve)
+        .unwrap();
+    assert_eq!(far.dram_load, base.dram_load + 4.0);
+    // Stored and loaded back around one global load: L1 (one line) loses the word, an L2 of 1
+    // MiB keeps it.
+    let mib = CacheParams {
+        l2_bytes: 1 << 20,
+        ..small
+    };
+    let est = |prog: &MemoryProgram| Estimator::default().estimate_program(prog, &mib).unwrap();
+    let (base, near) = (est(&plain), est(&spilled(16, 18)));
+    assert_eq!(near.l2_load, base.l2_load + 4.0);
+    assert_eq!(near.dram_load, base.dram_load);
+    // With nothing but a store between them, L1 keeps it too (stores bring no lines in).
+    assert_eq!(est(&spilled(17, 18)).l2_load, base.l2_load);
+}
+
+#[test]
+fn stack_accesses_must_fit_the_compiled_order() {
+    let (k, d, c) = eight_components_folded();
+    let prog = || MemoryProgram::new(&k, &d, &c).unwrap();
+    let order: Vec<(usize, usize)> = prog().issued_sequence().collect();
+    let access = |offset, bytes, position| LocalAccess {
+        store: true,
+        offset,
+        bytes,
+        position,
+    };
+    let err = |local: Vec<LocalAccess>| match prog()
+        .with_compiled_order(order.clone())
+        .unwrap()
+        .with_local_accesses(local)
+    {
+        Err(FootprintError::CompiledOrder(m)) => m,
+        other => panic!("expected a compiled-order error, got {other:?}"),
+    };
+    assert!(err(vec![access(0, 12, 0)]).contains("not 4, 8 or 16 bytes"));
+    assert!(err(vec![access(4, 8, 0)]).contains("aligned"));
+    assert!(err(vec![access(0, 4, 19)]).contains("the order has 18"));
+    assert!(err(vec![access(0, 4, 5), access(4, 4, 3)]).contains("stack access 2"));
+    // Without a compiled order there is nothing to place them in.
+    let e = prog()
+        .with_local_accesses(vec![access(0, 4, 0)])
+        .unwrap_err();
+    assert!(e.to_string().contains("need the compiled order"), "{e}");
+    // A new order drops the accesses placed in the old one.
+    let p = spilled(1, 2).with_compiled_order(order.clone()).unwrap();
+    assert!(p.local.is_empty());
+}
