@@ -104,13 +104,27 @@ sweeps() {
   for l in soa aos; do
     local lf=$HERE/lbm/d3q19_srt_pull.toml
     [ $l = soa ] || lf=$aos
-    # (The device's report is the sweep's own JSON, not a copy in raw/.)
-    RAW=timed-twin/raw OWN_ORDERS=timed-twin/raw/d3q19_srt_pull-$l-compiled-order.txt \
-      ORIGINAL=timed-twin/d3q19_srt_pull-$l.json \
+    # (The device's report is the sweep's own JSON, not a copy in raw/.) The SoA orders with
+    # the three spilling kernels' stack accesses, which that run's binary did not write
+    # (-stack.txt: the same orders from the same twins' SASS, read at c483fd3).
+    local own=timed-twin/raw/d3q19_srt_pull-$l-compiled-order.txt
+    [ $l = aos ] || own=${own%.txt}-stack.txt
+    RAW=timed-twin/raw OWN_ORDERS=$own ORIGINAL=timed-twin/d3q19_srt_pull-$l.json \
       run d3q19_srt_pull-$l-timed$x d3q19_srt_pull-$l "$m" 256,256,256 "$lf"
     SWEEPS="$SWEEPS d3q19_srt_pull-$l-timed$x"
   done
   if [ "$GPU" = h100 ]; then
+    # Register spills: D3Q19 SoA and AoS at 1024-thread blocks (64 registers at most) and
+    # 512-thread blocks folded 8 to 64 times (128), with the timed kernel's twin; 18 of the 25
+    # SoA kernels spill (24 to 416 bytes of stack per thread), no AoS kernel does (spill/).
+    for l in soa aos; do
+      local lf=$HERE/lbm/d3q19_srt_pull.toml
+      [ $l = soa ] || lf=$aos
+      RAW=spill/raw OWN_ORDERS=spill/raw/d3q19_srt_pull-$l-compiled-order.txt \
+        ORIGINAL=spill/d3q19_srt_pull-$l.json \
+        run d3q19_srt_pull-$l-spill$x d3q19_srt_pull-$l "$m" 256,256,256 "$lf"
+      SWEEPS="$SWEEPS d3q19_srt_pull-$l-spill$x"
+    done
     # An out-of-sample AoS sweep taken after the partly-written-sector rule (seed 7 and 8
     # unfolded blocks of 4 to 32 warps, raw/d3q19_srt_pull-aos-oos-extra.txt); the top 6 of
     # the step and of the reuse curve for the timed star3d_r4 f64 CUDA sweep (512^3), and its

@@ -444,47 +444,82 @@ fn volumes_with_a_compiled_order_estimates_and_simulates_in_it() {
 #[test]
 fn a_saved_run_keeps_its_spills_and_its_own_compiled_orders() {
     // The D3Q19 SoA sweep of the timed twin (bench/results/h100/counters/timed-twin/): its twin
-    // info records local memory, its run wrote the orders it read from the SASS.
+    // info records local memory, its run wrote the orders it read from the SASS; `-stack.txt`
+    // has the same orders with the spilling kernels' stack accesses.
     let raw =
         Path::new(env!("CARGO_MANIFEST_DIR")).join("bench/results/h100/counters/timed-twin/raw");
-    let dir = tempfile::tempdir().unwrap();
     let arg = |name: &str| raw.join(name).display().to_string();
-    let (ok, stdout, stderr) = out(bin().args([
-        "counters",
-        "lbm/d3q19_srt_pull.toml",
-        "--machine",
-        "h100-sxm",
-        "--domain",
-        "256,256,256",
-        "--from-csv",
-        &arg("d3q19_srt_pull-soa.csv"),
-        "--twin-info",
-        &arg("d3q19_srt_pull-soa-twin.json"),
-        "--compiled-order",
-        &arg("d3q19_srt_pull-soa-compiled-order.txt"),
-        "--out",
-        &dir.path().display().to_string(),
-        "--name",
-        "soa",
-    ]));
-    assert!(ok, "{stdout}\n{stderr}");
-    assert!(
-        stdout.contains("3 of 25 configurations keep values in local memory")
-            && stdout.contains("block 2x8x64 fold 4x1x2 (640 B)"),
-        "{stdout}"
-    );
-    assert!(
-        stdout.contains("25 of 25 configurations estimated with the compiled issue order"),
-        "{stdout}"
-    );
-    let report: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(dir.path().join("soa.json")).unwrap())
+    let run = |orders: &str| {
+        let dir = tempfile::tempdir().unwrap();
+        let (ok, stdout, stderr) = out(bin().args([
+            "counters",
+            "lbm/d3q19_srt_pull.toml",
+            "--machine",
+            "h100-sxm",
+            "--domain",
+            "256,256,256",
+            "--from-csv",
+            &arg("d3q19_srt_pull-soa.csv"),
+            "--twin-info",
+            &arg("d3q19_srt_pull-soa-twin.json"),
+            "--compiled-order",
+            &arg(orders),
+            "--out",
+            &dir.path().display().to_string(),
+            "--name",
+            "soa",
+        ]));
+        assert!(ok, "{stdout}\n{stderr}");
+        assert!(
+            stdout.contains("3 of 25 configurations keep values in local memory")
+                && stdout.contains("block 2x8x64 fold 4x1x2 (640 B)"),
+            "{stdout}"
+        );
+        assert!(
+            stdout.contains("25 of 25 configurations estimated with the compiled issue order"),
+            "{stdout}"
+        );
+        let report: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(dir.path().join("soa.json")).unwrap())
+                .unwrap();
+        let records = report["records"].as_array().unwrap().clone();
+        let spilled = records
+            .iter()
+            .filter(|r| r["local_bytes"].as_u64().is_some_and(|b| b > 0))
+            .count();
+        assert_eq!(spilled, 3);
+        assert!(records.iter().all(|r| r["compiled_order"] == true));
+        (stdout, records)
+    };
+    let l2_store = |records: &[serde_json::Value], block: [u64; 3]| {
+        let r = records
+            .iter()
+            .find(|r| r["config"]["block"] == serde_json::json!(block))
             .unwrap();
-    let records = report["records"].as_array().unwrap();
-    let spilled = records
-        .iter()
-        .filter(|r| r["local_bytes"].as_u64().is_some_and(|b| b > 0))
-        .count();
-    assert_eq!(spilled, 3);
-    assert!(records.iter().all(|r| r["compiled_order"] == true));
+        (
+            r["estimate"]["l2_store"].as_f64().unwrap(),
+            r["measured"]["l2_store"].as_f64().unwrap(),
+        )
+    };
+    // Without the stack accesses: the spills are named as left out, and 16x64x1 fold 4x1x1
+    // stores its 76-byte output only.
+    let (stdout, records) = run("d3q19_srt_pull-soa-compiled-order.txt");
+    assert!(stdout.contains("the estimate leaves out"), "{stdout}");
+    let (est, measured) = l2_store(&records, [16, 64, 1]);
+    assert_eq!(est, 76.0);
+    assert!(measured > 190.0, "{measured}");
+    // With them: followed, and the spilled stores (116 B/LUP) reach L2 as the counters say.
+    let (stdout, records) = run("d3q19_srt_pull-soa-compiled-order-stack.txt");
+    assert!(
+        stdout.contains("the estimate follows their stack accesses")
+            && !stdout.contains("leaves out"),
+        "{stdout}"
+    );
+    let (est, measured) = l2_store(&records, [16, 64, 1]);
+    assert!(
+        (est / measured - 1.0).abs() < 0.01,
+        "{est} against {measured}"
+    );
+    assert!(records.iter().all(|r| r["local_bytes"].as_u64() == Some(0)
+        || r["stack_accesses"].as_u64().is_some_and(|n| n > 0)));
 }

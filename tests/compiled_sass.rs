@@ -1,6 +1,7 @@
 //! The compiled issue order read from real SASS (issue 8): cuobjdump output of the driver's JIT
-//! of two CUDA twins (H100, driver 580.159.04, `bench/twin-sass.py`; instruction lines only)
-//! matched against the emitted source gives the orders `bench/compiled-order.py` committed.
+//! of three CUDA twins (H100, driver 580.159.04, `bench/twin-sass.py`; instruction lines only)
+//! matched against the emitted source gives the orders `bench/compiled-order.py` committed, and
+//! for a kernel that spills registers the stack accesses the profiling run wrote.
 
 use std::path::Path;
 use stencilscope::config::LaunchConfig;
@@ -9,8 +10,11 @@ use stencilscope::ir::{Domain, Dtype};
 use stencilscope::spec::load_definition;
 
 fn committed_line(key: &str) -> String {
-    let orders =
-        std::fs::read_to_string("bench/results/h100/counters/compiled-order/orders.txt").unwrap();
+    committed_line_in("bench/results/h100/counters/compiled-order/orders.txt", key)
+}
+
+fn committed_line_in(file: &str, key: &str) -> String {
+    let orders = std::fs::read_to_string(file).unwrap();
     orders
         .lines()
         .find(|l| l.starts_with(&format!("{key}:")))
@@ -19,6 +23,19 @@ fn committed_line(key: &str) -> String {
 }
 
 fn order_from_fixture(file: &str, dtype: Dtype, block: [usize; 3], fold: [usize; 3], sass: &str) {
+    let line = order_line_of_fixture(file, dtype, block, fold, sass);
+    let key = line.split_once(':').unwrap().0;
+    assert_eq!(line, committed_line(key));
+}
+
+/// The orders-file line the matcher makes of fixture `sass` for the configuration.
+fn order_line_of_fixture(
+    file: &str,
+    dtype: Dtype,
+    block: [usize; 3],
+    fold: [usize; 3],
+    sass: &str,
+) -> String {
     let mut def = load_definition(Path::new(file)).unwrap();
     def.set_dtype(dtype);
     let domain = Domain::new3(256, 256, 256);
@@ -29,9 +46,7 @@ fn order_from_fixture(file: &str, dtype: Dtype, block: [usize; 3], fold: [usize;
     let sass = sass_functions(&text.replace("ssk_fixture", &entry));
     let (orders, unmatched) = orders_file(&def.kernel, &domain, &[config], &sass, "test").unwrap();
     assert!(unmatched.is_empty(), "{unmatched:?}");
-    let line = orders.lines().nth(1).unwrap();
-    let key = line.split_once(':').unwrap().0;
-    assert_eq!(line, committed_line(key));
+    orders.lines().nth(1).unwrap().to_string()
 }
 
 #[test]
@@ -54,6 +69,28 @@ fn the_sass_of_an_aos_lbm_kernel_gives_its_committed_order() {
         [1, 1, 1],
         "d3q19_srt_pull_aos-f32-8x8x8-f1x1x1-256x256x256",
     );
+}
+
+#[test]
+fn the_sass_of_a_spilling_kernel_places_its_stack_accesses() {
+    // D3Q19 SoA 32x32x1 fold 1x1x2 with the float options: 64 registers, 24 bytes of stack.
+    let line = order_line_of_fixture(
+        "lbm/d3q19_srt_pull.toml",
+        Dtype::F32,
+        [32, 32, 1],
+        [1, 1, 2],
+        "d3q19_srt_pull-f32-32x32x1-f1x1x2-256x256x256",
+    );
+    let key = line.split_once(':').unwrap().0;
+    // As the profiling run on the H100 wrote it (spill/).
+    let committed = committed_line_in(
+        "bench/results/h100/counters/spill/raw/d3q19_srt_pull-soa-compiled-order.txt",
+        key,
+    );
+    assert_eq!(line, committed);
+    let stores = line.matches(" s@").count();
+    let loads = line.matches(" l@").count();
+    assert_eq!((stores, loads), (6, 6), "{line}");
 }
 
 #[test]

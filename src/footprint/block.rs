@@ -289,6 +289,16 @@ fn conflict_survival(fill: f64, ways: usize) -> f64 {
     poisson_cdf(ways as f64 * fill, ways - 1)
 }
 
+/// The chance that a line survives a window whose working set is `fill` times its L1 room: with
+/// `ways`-way sets filled at random, [`conflict_survival`]; fully associative (`ways` = 0), an LRU
+/// that keeps it until the room is full.
+pub(crate) fn l1_survival(fill: f64, ways: usize) -> f64 {
+    if ways == 0 {
+        return f64::from(u8::from(fill < 1.0));
+    }
+    conflict_survival(fill, ways)
+}
+
 /// The fill of L1 below which set conflicts lose fewer than 1 line in 1,000 (1 for a fully
 /// associative L1, which loses none until it is full).
 fn conflict_free_fill(ways: usize) -> f64 {

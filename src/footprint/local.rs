@@ -91,67 +91,91 @@ pub(crate) fn spill_volumes(
     }
     steps.extend(next.map(|a| (stack_step(a), Some(*a))));
 
-    // L1, in issue order: a load hits where every word's previous access is near enough.
+    // L1, in issue order: each word of a load survives the lines touched since its previous
+    // access as the visitor's L1 keeps a line (sets of `l1_conflict_ways` ways filled at random;
+    // an LRU at 0 ways). A store always reaches L2.
     let l1_room = params.l1_bytes as f64 / sm_lines;
-    let mut l1_seen: HashMap<u32, usize> = HashMap::new();
-    // Per stack word, its L2 accesses: (step, store).
-    let mut l2_seen: HashMap<u32, Vec<(usize, bool)>> = HashMap::new();
-    let mut out = DataVolumes::default();
     let l1_prefix = prefix_sums(steps.iter().map(|(s, _)| s.l1));
+    let mut l1_seen: HashMap<u32, usize> = HashMap::new();
+    // Per stack word, its accesses L2 may see: (step, store, chance that L1 missed).
+    let mut l2_seen: HashMap<u32, Vec<(usize, bool, f64)>> = HashMap::new();
+    let mut out = DataVolumes::default();
     for at in 0..steps.len() {
-        if let (_, Some(a)) = steps[at] {
-            let bytes = a.bytes as f64;
-            let near = |j: usize| l1_prefix[at] - l1_prefix[j + 1] < l1_room;
-            let hit = !a.store && a.words().all(|w| l1_seen.get(&w).is_some_and(|&j| near(j)));
-            for w in a.words() {
-                l1_seen.insert(w, at);
+        let Some(a) = steps[at].1 else { continue };
+        let mut l2_bytes = 0.0;
+        for w in a.words() {
+            let miss = match l1_seen.insert(w, at) {
+                Some(j) if !a.store => {
+                    1.0 - l1_survival((l1_prefix[at] - l1_prefix[j + 1]) / l1_room, params)
+                }
+                _ => 1.0,
+            };
+            if miss > 0.0 {
+                l2_seen.entry(w).or_default().push((at, a.store, miss));
             }
             if a.store {
-                out.l2_store += bytes;
-            } else if !hit {
-                out.l2_load += bytes;
-            }
-            if !hit {
-                let weight = if a.store { params.l2_store_weight } else { 1.0 };
-                steps[at].0.l2 = bytes * weight;
-                for w in a.words() {
-                    l2_seen.entry(w).or_default().push((at, a.store));
-                }
+                out.l2_store += 4.0;
+                l2_bytes += 4.0 * params.l2_store_weight;
+            } else {
+                out.l2_load += 4.0 * miss;
+                l2_bytes += 4.0 * miss;
             }
         }
+        steps[at].0.l2 = l2_bytes;
     }
 
     // L2: distances in the GPU's bytes between two accesses, wrapping to the next block.
     let l2_prefix = prefix_sums(steps.iter().map(|(s, _)| s.l2));
     let total = l2_prefix[steps.len()];
-    let gap = |j: usize, i: usize| -> f64 {
+    let kept = |j: usize, i: usize| -> f64 {
         let between = if j < i {
             l2_prefix[i] - l2_prefix[j + 1]
         } else {
             total - l2_prefix[j + 1] + l2_prefix[i]
         };
-        between * gpu_lines
+        1.0 - l2_miss(between * gpu_lines)
     };
     for touches in l2_seen.values() {
         let n = touches.len();
-        for (k, &(i, store)) in touches.iter().enumerate() {
-            let prev = touches[(k + n - 1) % n].0;
+        let before = |k: usize, back: usize| touches[(k + n * 2 - back) % n];
+        for (k, &(i, store, seen)) in touches.iter().enumerate() {
             if !store {
-                out.dram_load += 4.0 * l2_miss(gap(prev, i));
+                // The last access L2 saw before this one: the previous one where L1 missed.
+                let mut unseen = 1.0;
+                let mut hit = 0.0;
+                for back in 1..=n {
+                    let (j, s, m) = before(k, back);
+                    hit += unseen * m * kept(j, i);
+                    unseen *= 1.0 - m;
+                    if s || unseen == 0.0 {
+                        break;
+                    }
+                }
+                out.dram_load += 4.0 * seen * (1.0 - hit);
                 continue;
             }
-            // Kept until the next write of the word (cyclically: the next block's).
-            let mut kept = 1.0;
-            let mut m = k;
-            loop {
-                let nm = (m + 1) % n;
-                kept *= 1.0 - l2_miss(gap(touches[m].0, touches[nm].0));
-                m = nm;
-                if touches[m].1 {
+            // Kept until the next write of the word (cyclically: the next block's), through
+            // every gap between the accesses L2 sees. `chain` holds each access from this
+            // write on with the chance that L2 sees it and still holds the word there.
+            let mut chain: Vec<(usize, f64, f64)> = vec![(i, 1.0, 1.0)];
+            for ahead in 1..=n {
+                let (t, s, m) = touches[(k + ahead) % n];
+                let mut reach = 0.0;
+                let mut unseen = 1.0;
+                for &(j, held, mj) in chain.iter().rev() {
+                    // `j` is the last access L2 saw only where the ones after it were missed.
+                    reach += held * unseen * kept(j, t);
+                    unseen *= 1.0 - mj;
+                    if unseen == 0.0 {
+                        break;
+                    }
+                }
+                if s {
+                    out.dram_store += 4.0 * (1.0 - reach);
                     break;
                 }
+                chain.push((t, reach * m, m));
             }
-            out.dram_store += 4.0 * (1.0 - kept);
         }
     }
     // Per thread → per lattice update. A warp's access of a stack word is one line: one
@@ -165,6 +189,25 @@ pub(crate) fn spill_volumes(
         dram_load: out.dram_load / cells,
         dram_store: out.dram_store / cells,
     }
+}
+
+/// The share of the lines L1 takes in that are global ones, where the thread also moves
+/// `prog`'s stack accesses: the global loads' L2 load (`global`) against every stack access.
+pub(crate) fn global_l1_share(prog: &MemoryProgram, global: &DataVolumes) -> f64 {
+    let cells = prog.config.fold.iter().product::<usize>() as f64;
+    let stack: u32 = prog.local.iter().map(|a| a.bytes).sum();
+    let own = global.l2_load * cells;
+    if own + stack as f64 > 0.0 {
+        own / (own + stack as f64)
+    } else {
+        1.0
+    }
+}
+
+/// The chance that a line stays in L1 over a window whose lines fill `fill` times the room, as
+/// the visitor's L1 keeps one ([`super::block`]'s set conflicts).
+fn l1_survival(fill: f64, params: &CacheParams) -> f64 {
+    super::block::l1_survival(fill, params.l1_conflict_ways)
 }
 
 /// A stack access's step before L1 decides it: every access touches its lines (a hit moves them

@@ -547,6 +547,28 @@ impl Estimator {
             w.store_sectors,
         );
         let global = Self::volumes(prog, params, &w, &b);
+        if prog.local.is_empty() {
+            return Ok(global);
+        }
+        // The stack's lines take L1 room from the global ones: the global reuses see the share
+        // of L1 the global lines have of the lines L1 takes in.
+        let share = local::global_l1_share(prog, &global);
+        let global = if share < 1.0 {
+            let narrowed = CacheParams {
+                l1_bytes: ((params.l1_bytes as f64 * share) as usize).max(params.line_bytes),
+                ..*params
+            };
+            let b = self.block.run(
+                prog,
+                &narrowed,
+                &classes,
+                &w.load_sectors_per_block,
+                w.store_sectors,
+            );
+            Self::volumes(prog, params, &w, &b)
+        } else {
+            global
+        };
         Ok(add(global, local::spill_volumes(prog, params, &global)))
     }
 
