@@ -1717,12 +1717,14 @@ impl BlockScratch {
         // where L2 misses a reuse from one x-fold point to the next (measured: D3Q19 SoA tiles
         // folded along x read whole fetches per fold point, and with 32-byte fetches what the
         // visitor says; bench/results/h100/counters/README.md, "The other half of a 64-byte
-        // fetch"); its window, one fold point, takes the room of that fold point's lines.
+        // fetch"); its window, from a load to the same load at the next x-fold point, takes the
+        // room of that fold point's lines: a fold point of steps as emitted, fewer where the
+        // compiled code interleaves the fold points (`next_x_fold_steps`).
         let partners_missed = if t.step_fetch_ratio > 0.0 {
             let next_fold = Link {
                 m: 0,
                 then: 0,
-                now: sh.slots,
+                now: next_x_fold_steps(prog, &sh),
                 rest: 0.5,
                 part: 0.5,
                 sectors: 1.0,
@@ -1743,6 +1745,36 @@ impl BlockScratch {
             partners_missed,
         )
     }
+}
+
+/// Steps from a load at one x-fold point to the same load at the thread's next x-fold point:
+/// one fold point of steps in the emitted order; in the compiled order (which interleaves the fold
+/// points) the mean distance of those pairs in its sequence, scaled to the block's steps.
+fn next_x_fold_steps(prog: &MemoryProgram, sh: &Shape) -> u32 {
+    let Some(order) = prog.compiled_order.as_deref() else {
+        return sh.slots;
+    };
+    let fx = prog.config.fold[0];
+    let mut at = std::collections::HashMap::new();
+    for (q, &(f, i)) in order.iter().enumerate() {
+        at.insert((f, i), q);
+    }
+    let (mut sum, mut n) = (0.0, 0usize);
+    for (&(f, i), &q) in &at {
+        if f % fx + 1 < fx && prog.instructions[i].kind == AccessKind::Load {
+            if let Some(&q2) = at.get(&(f + 1, i)) {
+                sum += (q2 as f64 - q as f64).abs();
+                n += 1;
+            }
+        }
+    }
+    if n == 0 {
+        return sh.slots;
+    }
+    let steps = sh.steps() as f64;
+    ((sum / n as f64) * steps / order.len() as f64)
+        .round()
+        .max(1.0) as u32
 }
 
 /// Sectors L2 reads from DRAM per sector requested where each x-fold point of a block fetches

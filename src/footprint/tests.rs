@@ -932,6 +932,44 @@ fn fetch_partners_are_lost_between_x_fold_points_where_l2_misses() {
     );
 }
 
+#[test]
+fn fetch_partners_come_sooner_where_the_compiled_code_interleaves_x_fold_points() {
+    // The compiled code issues the x-fold points' loads together (ptxas interleaves fold
+    // points): the other half of a fetch is requested a step later, not a fold point later, and
+    // L2 keeps it at sizes where it loses it a fold point apart; never the reverse.
+    let k = kernel(
+        Field::scalar("u", Dtype::F32, 1, FieldRole::Input),
+        Field::scalar("v", Dtype::F32, 0, FieldRole::Output),
+        &[([0, 0, 0], 0)],
+    );
+    let d = Domain::new3(256, 16, 4);
+    let c = LaunchConfig::new([8, 4, 1], [4, 1, 1]);
+    let emitted = MemoryProgram::new(&k, &d, &c).unwrap();
+    let mut order: Vec<(usize, usize)> = emitted.issued_sequence().collect();
+    // Loads (instruction 0) of the four fold points first, then the stores.
+    order.sort_by_key(|&(f, i)| (i, f));
+    let together = MemoryProgram::new(&k, &d, &c)
+        .unwrap()
+        .with_compiled_order(order)
+        .unwrap();
+    let mut sooner = 0;
+    for l2 in (6..20).map(|e| 1usize << e) {
+        let p = CacheParams {
+            dram_fetch_bytes: 64,
+            l2_bytes: l2,
+            ..big()
+        };
+        let est = |prog: &MemoryProgram| Estimator::default().estimate_program(prog, &p).unwrap();
+        let (a, b) = (est(&emitted).dram_load, est(&together).dram_load);
+        assert!(b <= a + 1e-9, "L2 of {l2} B: {b} against {a} as emitted");
+        sooner += usize::from(b < a - 1e-9);
+    }
+    assert!(
+        sooner > 0,
+        "no L2 size keeps the partners only when they come sooner"
+    );
+}
+
 /// L2 holds whole 128-byte lines (measured on both GPUs: a buffer read one sector per line is lost
 /// at the same MiB of lines as one read whole, `bench/l2-traffic.py` set `lines`), so a window
 /// within a wave shorter than a tile's x-fold points takes the room of the lines its sectors lie
