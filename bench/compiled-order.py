@@ -155,7 +155,9 @@ def base_deltas(items, table, es):
     an earlier base that fits (the same address computed again), else where one offset is left."""
     by_base = {}
     for b, o in items:
-        by_base.setdefault(b, []).append(o)
+        # The same address again: a load the compiler issues twice (see `order`).
+        if o not in by_base.setdefault(b, []):
+            by_base[b].append(o)
     delta, used = {}, set()
 
     def mapped(offs, cand):
@@ -208,26 +210,26 @@ def order(cu_path, sass_path, es, stack=None):
         for q, m in enumerate(re.finditer(r"fld_\w+\[base_\w+ \+ (\d+)\] =[^=]", bl)):
             stores[int(m.group(1))] = (f, first + q)
     mem = sass_memory(sass_path)
-    if stack is not None:
-        n = 0
-        for k, _, o in mem:
-            if k in "ls":
-                stack.append((n, f"{k}@{o[0]}:{o[1]}"))
-            else:
-                n += 1
-    mem = [a for a in mem if a[0] in "LS"]
     dl = base_deltas([(r, o) for k, r, o in mem if k == "L"], loads, es)
     ds = base_deltas([(r, o) for k, r, o in mem if k == "S"], stores, es)
     if dl is None or ds is None:
         return None
-    out = []
+    # Where registers are short, ptxas may load a read-only element again instead of spilling
+    # it: the order keeps its first load (src/counters/sass.rs does the same).
+    out, seen = [], set()
     for k, r, o in mem:
+        if k in "ls":
+            if stack is not None:
+                stack.append((len(out), f"{k}@{o[0]}:{o[1]}"))
+            continue
         table, d = (loads, dl) if k == "L" else (stores, ds)
         e = o + d[r]
         if e % es or e // es not in table:
             return None
-        out.append(table[e // es])
-    if len(set(out)) != len(out) or len(out) != len(loads) + len(stores):
+        if table[e // es] not in seen:
+            seen.add(table[e // es])
+            out.append(table[e // es])
+    if len(out) != len(loads) + len(stores):
         return None
     return out
 

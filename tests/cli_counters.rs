@@ -299,7 +299,7 @@ fn reversed_order_line(block: [usize; 3], fold: [usize; 3], domain: [usize; 3]) 
     order.reverse();
     let order = CompiledOrder {
         steps: order,
-        local: Vec::new(),
+        ..CompiledOrder::default()
     };
     format!("{}\n", CompiledOrders::line(&k, &c, &d, &order))
 }

@@ -44,9 +44,9 @@ fn order_line_of_fixture(
     // The fixture's function is `ssk_fixture`; the twin's is its entry name.
     let entry = stencilscope::counters::entry_name(&config);
     let sass = sass_functions(&text.replace("ssk_fixture", &entry));
-    let (orders, unmatched) = orders_file(&def.kernel, &domain, &[config], &sass, "test").unwrap();
-    assert!(unmatched.is_empty(), "{unmatched:?}");
-    orders.lines().nth(1).unwrap().to_string()
+    let file = orders_file(&def.kernel, &domain, &[config], &sass, "test").unwrap();
+    assert!(file.unmatched.is_empty(), "{:?}", file.unmatched);
+    file.text.lines().nth(1).unwrap().to_string()
 }
 
 #[test]
@@ -100,7 +100,7 @@ fn sass_without_the_function_leaves_every_configuration_unmatched() {
     let text =
         std::fs::read_to_string("tests/fixtures/sass/star3d_r4-f64-8x4x2-f1x1x2-256x256x256.sass")
             .unwrap();
-    let (orders, unmatched) = orders_file(
+    let file = orders_file(
         &def.kernel,
         &Domain::new3(256, 256, 256),
         &[config],
@@ -108,7 +108,12 @@ fn sass_without_the_function_leaves_every_configuration_unmatched() {
         "test",
     )
     .unwrap();
-    assert_eq!(orders.lines().count(), 1, "only the header: {orders}");
-    assert_eq!(unmatched.len(), 1);
-    assert!(unmatched[0].1.to_string().contains("no function"));
+    assert_eq!(
+        file.text.lines().count(),
+        1,
+        "only the header: {}",
+        file.text
+    );
+    assert_eq!(file.unmatched.len(), 1);
+    assert!(file.unmatched[0].1.to_string().contains("no function"));
 }

@@ -321,10 +321,24 @@ fn read_compiled_orders(
         info.device.name,
         info.device.driver_api
     );
-    let (text, unmatched) = sass::orders_file(kernel, &plan.domain, &plan.configs, &sass, &header)
+    let file = sass::orders_file(kernel, &plan.domain, &plan.configs, &sass, &header)
         .map_err(|e| CountersError::Twin(e.to_string()))?;
     let path = raw.join(format!("{stem}-compiled-order.txt"));
-    write(&path, &text)?;
+    write(&path, &file.text)?;
+    if !file.reloaded.is_empty() {
+        let named: Vec<String> = file
+            .reloaded
+            .iter()
+            .map(|(c, n)| format!("{c} ({n})"))
+            .collect();
+        notes.push(format!(
+            "{} of {} configurations' compiled code loads some elements twice (registers short, ptxas loads again instead of spilling); their compiled orders and estimates count each load once: {}",
+            file.reloaded.len(),
+            plan.configs.len(),
+            named.join(", ")
+        ));
+    }
+    let unmatched = file.unmatched;
     if !unmatched.is_empty() {
         let (c, e) = &unmatched[0];
         notes.push(format!(

@@ -34,6 +34,9 @@ pub struct CompiledOrder {
     pub steps: Vec<(usize, usize)>,
     /// The stack accesses, in issue order (positions in `steps`).
     pub local: Vec<LocalAccess>,
+    /// Global loads the compiled code issues a second time (ptxas loads a read-only element
+    /// again instead of spilling it); `steps` keeps each first load. Not in the file.
+    pub reloads: usize,
 }
 
 /// The compiled issue orders of a file, by kernel, element type, configuration and domain.

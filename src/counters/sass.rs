@@ -414,6 +414,8 @@ fn base_shifts(
     let mut by_base: Vec<(usize, Vec<i64>)> = Vec::new();
     for a in accesses {
         match by_base.iter_mut().find(|(r, _)| *r == a.root) {
+            // The same address again: a load the compiler issues twice (see `compiled_order`).
+            Some((_, v)) if v.contains(&a.offset) => {}
             Some((_, v)) => v.push(a.offset),
             None => by_base.push((a.root, vec![a.offset])),
         }
@@ -493,46 +495,79 @@ pub fn compiled_order(
     let (l, s): (Vec<Access>, Vec<Access>) = mem.iter().partition(|a| !a.store);
     let dl = base_shifts(&l, &loads, elem, "loads")?;
     let ds = base_shifts(&s, &stores, elem, "stores")?;
+    // Where registers are short, ptxas may load a read-only element again instead of spilling
+    // it: the order keeps its first load (the visitor issues each element once).
     let mut out = Vec::with_capacity(mem.len());
+    let mut seen = HashSet::new();
+    let mut kept_before = Vec::with_capacity(mem.len() + 1);
+    let mut unmatched = 0;
     for a in &mem {
+        kept_before.push(out.len());
         let (table, d) = if a.store {
             (&stores, &ds)
         } else {
             (&loads, &dl)
         };
         let e = a.offset + d[&a.root];
-        if let Some(step) = (e.rem_euclid(elem) == 0)
+        match (e.rem_euclid(elem) == 0)
             .then(|| table.get(&e.div_euclid(elem)))
             .flatten()
         {
-            out.push(*step);
+            Some(step) if seen.insert(*step) => out.push(*step),
+            Some(_) => {}
+            None => unmatched += 1,
         }
     }
-    let distinct: HashSet<_> = out.iter().collect();
+    kept_before.push(out.len());
     let expected = loads.len() + stores.len();
-    if out.len() != mem.len() || distinct.len() != out.len() || out.len() != expected {
+    if unmatched > 0 || out.len() != expected {
         return Err(SassOrderError::Count {
             found: mem.len(),
-            distinct: distinct.len(),
+            distinct: out.len(),
             expected,
         });
     }
-    Ok(CompiledOrder { steps: out, local })
+    let reloads = mem.len() - out.len();
+    let local = local
+        .into_iter()
+        .map(|a| LocalAccess {
+            position: kept_before[a.position],
+            ..a
+        })
+        .collect();
+    Ok(CompiledOrder {
+        steps: out,
+        local,
+        reloads,
+    })
+}
+
+/// The orders file of a sweep's twins, and what did not go into it.
+#[derive(Debug, Clone, Default)]
+pub struct OrdersFile {
+    /// The file's text.
+    pub text: String,
+    /// The configurations left unmatched, with why.
+    pub unmatched: Vec<(LaunchConfig, SassOrderError)>,
+    /// The configurations whose compiled code loads some elements twice, and how many loads
+    /// the file leaves out ([`CompiledOrder::reloads`]).
+    pub reloaded: Vec<(LaunchConfig, usize)>,
 }
 
 /// The compiled orders of the twins of `configs` (of `kernel` on `domain`) in the format
 /// [`CompiledOrders`](super::CompiledOrders) reads, from the functions of their SASS (each
-/// under its entry name, [`entry_name`](super::entry_name)); and the configurations left
-/// unmatched, with why.
+/// under its entry name, [`entry_name`](super::entry_name)).
 pub fn orders_file(
     kernel: &Kernel,
     domain: &Domain,
     configs: &[LaunchConfig],
     sass: &BTreeMap<String, Vec<String>>,
     header: &str,
-) -> Result<(String, Vec<(LaunchConfig, SassOrderError)>), EmitError> {
-    let mut text = format!("# {header}\n");
-    let mut unmatched = Vec::new();
+) -> Result<OrdersFile, EmitError> {
+    let mut out = OrdersFile {
+        text: format!("# {header}\n"),
+        ..OrdersFile::default()
+    };
     for config in configs {
         let name = super::entry_name(config);
         let opts = Options {
@@ -542,13 +577,17 @@ pub fn orders_file(
         let source = emit::cuda::write_string(kernel, config, domain, &opts)?;
         match compiled_order(&source, sass, &name, kernel.dtype().size()) {
             Ok(order) => {
-                text.push_str(&CompiledOrders::line(kernel, config, domain, &order));
-                text.push('\n');
+                out.text
+                    .push_str(&CompiledOrders::line(kernel, config, domain, &order));
+                out.text.push('\n');
+                if order.reloads > 0 {
+                    out.reloaded.push((*config, order.reloads));
+                }
             }
-            Err(e) => unmatched.push((*config, e)),
+            Err(e) => out.unmatched.push((*config, e)),
         }
     }
-    Ok((text, unmatched))
+    Ok(out)
 }
 
 #[cfg(test)]
@@ -599,6 +638,37 @@ mod tests {
         let order = compiled_order(SOURCE, &s, "ssk_t", 8).unwrap();
         assert_eq!(order.steps, vec![(1, 1), (0, 0), (0, 1), (0, 2), (1, 2)]);
         assert!(order.local.is_empty());
+        assert_eq!(order.reloads, 0);
+    }
+
+    #[test]
+    fn a_load_issued_twice_keeps_its_first_place() {
+        // Element 100 is loaded again after a spill of 4 bytes (registers short): the order
+        // keeps the first load, counts the second, and the stack accesses keep their places
+        // among the loads that stay.
+        let s = sass(
+            "IMAD.WIDE R4, R0, 0x8, R4\n\
+             LDG.E.64.CONSTANT R8, desc[UR4][R4.64+0x648]\n\
+             LDG.E.64.CONSTANT R10, desc[UR4][R4.64+0x320]\n\
+             LDG.E.64.CONSTANT R14, desc[UR4][R4.64+0x320]\n\
+             STL [R1+0x4], R9\n\
+             LDG.E.64.CONSTANT R12, desc[UR4][R4.64+0x328]\n\
+             IMAD.WIDE R2, R0, 0x8, R2\n\
+             STG.E.64 desc[UR4][R2.64+0x320], R10\n\
+             STG.E.64 desc[UR4][R2.64+0x640], R12",
+        );
+        let order = compiled_order(SOURCE, &s, "ssk_t", 8).unwrap();
+        assert_eq!(order.steps, vec![(1, 1), (0, 0), (0, 1), (0, 2), (1, 2)]);
+        assert_eq!(order.reloads, 1);
+        assert_eq!(
+            order.local,
+            vec![LocalAccess {
+                store: true,
+                offset: 4,
+                bytes: 4,
+                position: 2,
+            }]
+        );
     }
 
     #[test]

@@ -528,7 +528,7 @@ fn the_estimate_reads_the_fetches_the_twin_set() {
 fn order_line(k: &Kernel, c: &LaunchConfig, d: &Domain, order: &[(usize, usize)]) -> String {
     let order = CompiledOrder {
         steps: order.to_vec(),
-        local: Vec::new(),
+        ..CompiledOrder::default()
     };
     format!("{}\n", CompiledOrders::line(k, c, d, &order))
 }
