@@ -395,6 +395,70 @@ fn compiled_orders_reach_the_estimates_of_a_saved_run() {
 }
 
 #[test]
+fn volumes_count_the_spills_of_a_compiled_order() {
+    // D3Q19 SoA 16x64x1 fold 4x1x1 with the float options spills 400 bytes per thread; the
+    // timed twin's orders with its stack accesses (H100).
+    let orders = Path::new(env!("CARGO_MANIFEST_DIR")).join(
+        "bench/results/h100/counters/timed-twin/raw/d3q19_srt_pull-soa-compiled-order-stack.txt",
+    );
+    let (ok, stdout, stderr) = out(bin().args([
+        "volumes",
+        "lbm/d3q19_srt_pull.toml",
+        "--machine",
+        "h100-sxm",
+        "--domain",
+        "256,256,256",
+        "--block",
+        "16,64,1",
+        "--fold",
+        "4,1,1",
+        "--registers",
+        "64",
+        "--compiled-order",
+        &orders.display().to_string(),
+    ]));
+    assert!(ok, "{stderr}");
+    // The output's 76 B/LUP and the 116 spilled (measured: 192.0).
+    assert!(
+        stdout.contains("L2 store             192.00 B/LUP"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("222 stack accesses per thread, 1016 bytes: register spills"),
+        "{stdout}"
+    );
+    // A stack access of a size the hardware has not: the file, the configuration and why.
+    let dir = tempfile::tempdir().unwrap();
+    let bad = dir.path().join("orders.txt");
+    let text = std::fs::read_to_string(&orders).unwrap();
+    let line = text
+        .lines()
+        .find(|l| l.contains(" 16,64,1 4,1,1 "))
+        .unwrap()
+        .replacen(":4 ", ":3 ", 1);
+    std::fs::write(&bad, format!("{line}\n")).unwrap();
+    let (ok, _, stderr) = out(bin().args([
+        "volumes",
+        "lbm/d3q19_srt_pull.toml",
+        "--machine",
+        "h100-sxm",
+        "--domain",
+        "256,256,256",
+        "--block",
+        "16,64,1",
+        "--fold",
+        "4,1,1",
+        "--compiled-order",
+        &bad.display().to_string(),
+    ]));
+    assert!(!ok);
+    assert!(
+        stderr.contains("orders.txt") && stderr.contains("not 4, 8 or 16 bytes"),
+        "{stderr}"
+    );
+}
+
+#[test]
 fn volumes_with_a_compiled_order_estimates_and_simulates_in_it() {
     let dir = tempfile::tempdir().unwrap();
     let orders = dir.path().join("orders.txt");

@@ -302,5 +302,18 @@ pub fn run(a: &VolumesArgs, out: &mut impl Write) -> Result<(), CliError> {
         "(L1 wavefronts as wavefronts x {} B: {:.4} wavefronts/LUP)",
         params.line_bytes, est.l1_wavefronts
     )?;
+    if !prog.local.is_empty() {
+        let bytes: u32 = prog.local.iter().map(|l| l.bytes).sum();
+        writeln!(
+            out,
+            "(the estimate counts the compiled code's {} stack accesses per thread, {bytes} bytes: register spills{})",
+            prog.local.len(),
+            if sim.is_some() {
+                "; the simulator has no local memory"
+            } else {
+                ""
+            }
+        )?;
+    }
     Ok(())
 }
