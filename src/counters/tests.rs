@@ -316,9 +316,12 @@ fn report_pages_show_every_level_and_configuration() {
         .iter()
         .all(|s| (s.within_tolerance - 0.5).abs() < 1e-12));
     assert_eq!(summary[0].worst, Some(records[1].config));
-    // The first as if estimated in a compiled order: both pages say which order each took.
+    // The first as if estimated in a compiled order with its spills: both pages say which
+    // order each took, and mark the spills, counted or not.
     records[0].compiled_order = true;
-    // The second as if it spilled: both pages mark it.
+    records[0].local_bytes = Some(24);
+    records[0].stack_accesses = 12;
+    // The second as if it spilled, without the stack accesses.
     records[1].local_bytes = Some(400);
     let sweep = CountersSweep {
         format: COUNTERS_FORMAT.into(),
@@ -352,7 +355,11 @@ fn report_pages_show_every_level_and_configuration() {
     assert!(html.contains("block 64x2x1 fold 1x1x1"));
     assert!(html.contains("+5.0%") || html.contains("-4.8%"));
     assert!(html.contains("<td>compiled</td>") && html.contains("<td>emitted</td>"));
-    assert!(html.contains("(spills, 400 B stack)"), "{html}");
+    assert!(
+        html.contains("(spills, 400 B stack; not in the estimate)")
+            && html.contains("(spills, 24 B stack; estimated with its 12 accesses)"),
+        "{html}"
+    );
     let table = crate::report::counters_table(&sweep);
     let rows: Vec<&str> = table.lines().filter(|l| l.starts_with("block")).collect();
     assert_eq!(rows.len(), 2);
@@ -360,8 +367,12 @@ fn report_pages_show_every_level_and_configuration() {
         rows[0].contains(" compiled ") && rows[1].contains(" emitted "),
         "{table}"
     );
-    assert!(!rows[0].contains("! ") && rows[1].contains("! "), "{table}");
-    assert!(table.contains("(regs!: the kernel spills"), "{table}");
+    assert!(rows[0].contains("* ") && !rows[0].contains("! "), "{table}");
+    assert!(rows[1].contains("! ") && !rows[1].contains("* "), "{table}");
+    assert!(
+        table.contains("(regs* / regs!: the kernel spills"),
+        "{table}"
+    );
     // The JSON round-trips.
     let json = serde_json::to_string(&sweep).unwrap();
     let back: CountersSweep = serde_json::from_str(&json).unwrap();

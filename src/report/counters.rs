@@ -30,10 +30,28 @@ fn issue_order(r: &crate::counters::ConfigRecord) -> &'static str {
     }
 }
 
-/// A record's registers, marked `!` where the kernel spills (local memory the estimate lacks).
+/// A record's registers, marked where the kernel spills: `*` where the estimate counts its
+/// stack accesses (from the compiled order), `!` where it lacks them.
 fn registers_cell(r: &crate::counters::ConfigRecord) -> String {
     match r.local_bytes {
+        Some(b) if b > 0 && r.stack_accesses > 0 => format!("{}*", r.registers),
         Some(b) if b > 0 => format!("{}!", r.registers),
+        _ => r.registers.to_string(),
+    }
+}
+
+/// The HTML registers cell: the count, and where the kernel spills its stack and whether the
+/// estimate counts it.
+fn registers_html(r: &crate::counters::ConfigRecord) -> String {
+    match r.local_bytes {
+        Some(b) if b > 0 && r.stack_accesses > 0 => format!(
+            "{} <small>(spills, {b} B stack; estimated with its {} accesses)</small>",
+            r.registers, r.stack_accesses
+        ),
+        Some(b) if b > 0 => format!(
+            "{} <small>(spills, {b} B stack; not in the estimate)</small>",
+            r.registers
+        ),
         _ => r.registers.to_string(),
     }
 }
@@ -76,7 +94,7 @@ pub fn counters_table(s: &CountersSweep) -> String {
         .iter()
         .any(|r| r.local_bytes.is_some_and(|b| b > 0))
     {
-        out.push_str("(regs!: the kernel spills; its counters hold local loads and stores the estimate does not)\n");
+        out.push_str("(regs* / regs!: the kernel spills; its counters hold its local loads and stores, which the estimate counts from the compiled order (*) or lacks (!))\n");
     }
     let _ = writeln!(
         out,
@@ -278,10 +296,7 @@ pub fn counters_html(s: &CountersSweep) -> String {
             "<tr><td class=l>{}</td><td title=\"{}\">{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>",
             r.config,
             escape(&r.registers_from),
-            match r.local_bytes {
-                Some(b) if b > 0 => format!("{} <small>(spills, {b} B stack)</small>", r.registers),
-                _ => r.registers.to_string(),
-            },
+            registers_html(r),
             r.blocks_per_sm,
             r.l1_bytes / 1024,
             issue_order(r),
