@@ -30,8 +30,9 @@ CLASSES = {
               "spill/, timed-twin/ (the SASS's STL/LDL, footprint::local)"),
     "spill-model": ("DRAM or L2 load", "register spills counted (footprint::local): the "
                     "stack's lines take L1 room from the global ones and the GPU's L2 keeps "
-                    "them otherwise than its reuse curve says; the largest stacks (400-640 B "
-                    "per thread) read 8-14 % more through L2 than estimated",
+                    "them otherwise than its reuse curve says; the largest stacks (240-640 B "
+                    "per thread) read up to 16 % more through L2 than estimated, and stack "
+                    "loads that miss L1 read up to 21 % less from DRAM",
                     "spill/"),
     "partial": ("DRAM load", "write-back: L2 writes partly written sectors back before other "
                 "stores complete them, each then costing a fill and a second write, once the "
