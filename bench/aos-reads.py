@@ -28,12 +28,20 @@ The set `occupancy` runs the `nostore` twin of three folded tiles and an unfolde
 and 8 blocks per SM (a dynamic shared allocation of a 1/N share of the SM's 228 KiB, less the
 1 KiB each block reserves; the natural occupancy where lower), for the visitor's estimate at the
 same blocks per SM (`stencilscope volumes --blocks-per-sm N`).
-Every launch is checked: `orig` and `soa` against a reference evaluated from the formula printed
+The set `fence` runs folded tiles whose compiled code interleaves several fold points' stores
+(the timed kernel's float options, `--ftz=true --prec-div=false --prec-sqrt=false`, as the
+`timed-twin/` and `spill/` sweeps) as emitted (`orig`) and with `__threadfence_block()` between
+fold points (`fence`): each fold point's 19 stores then go out before the next fold point's
+memory accesses, one record per thread partly written at a time. If the record sectors L2
+writes back early (DRAM write beyond the output) fall to what tiles without interleaved stores
+lose, the interleaving is what costs them; with two unfolded controls.
+
+Every launch is checked: `orig`, `fence` and `soa` against a reference evaluated from the formula printed
 in the source (float64, on a slab of 8 planes), `nostore` by the sum of its words against the sum
 of `orig`'s output (relative 1e-4).
 
 usage (GPU, CuPy, ncu, the stencilscope binary):
-  bench/aos-reads.py measure BIN OUT.json [stores|layout|occupancy]
+  bench/aos-reads.py measure BIN OUT.json [stores|layout|occupancy|fence]
   bench/aos-reads.py summary OUT.json
 """
 import json
@@ -70,6 +78,13 @@ OCCUPANCY_PLAN = [((4, 1, 32), (2, 2, 1)), ((128, 2, 2), (2, 2, 4)), ((32, 1, 8)
 BPS = (1, 2, 4, 8)
 SM_SHARED = 228 << 10
 LAYOUTS.update({f"bps{n}": (19, SM_SHARED // n - (1 << 10) - 256) for n in BPS})
+# The set `fence`: folded tiles whose compiled code interleaves fold points' stores (their loss of
+# record sectors, spill/ and timed-twin/: 0.67-0.88), and two controls that do not (0.38, 0.45).
+FENCE_PLAN = [((64, 8, 1), (2, 2, 4)), ((16, 8, 4), (2, 2, 4)), ((8, 8, 8), (4, 2, 2)),
+              ((128, 2, 2), (2, 2, 4)), ((32, 8, 4), (2, 2, 1)), ((16, 64, 1), (2, 2, 1)),
+              ((64, 16, 1), (1, 1, 1)), ((8, 8, 16), (1, 1, 2))]
+FLOAT_OPTIONS = ("--ftz=true", "--prec-div=false", "--prec-sqrt=false")
+FOLD = "    // fold point"
 LOAD = re.compile(r"fld_src\[base_src \+ (\d+)\]")
 METRICS = [
     "dram__bytes_read.sum",
@@ -104,6 +119,11 @@ def variant(src, which, cells):
         return out
     if which == "orig":
         return src
+    if which == "fence":
+        # Every fold point after the first begins once the ones before have stored.
+        first = src.find(FOLD)
+        rest = src[first + len(FOLD):].replace(FOLD, "    __threadfence_block();\n" + FOLD)
+        return src[:first + len(FOLD)] + rest
     stores = STORE.findall(src)
     if len(stores) % COMPONENTS != 0 or not stores:
         sys.exit(f"expected stores of {COMPONENTS} components, found {len(stores)}")
@@ -154,7 +174,7 @@ def launch(plan_path):
         u[..., :COMPONENTS] = (0.04 + 0.02 * rng.random((ext[2], ext[1], ext[0], COMPONENTS),
                                                          dtype=cp.float64)).astype(cp.float32)
         v = cp.zeros(cells * COMPONENTS, dtype=cp.float32)
-        kern = cp.RawKernel(pt["source"], pt["name"])
+        kern = cp.RawKernel(pt["source"], pt["name"], options=tuple(pt.get("options", ())))
         if shared:
             kern.max_dynamic_shared_size_bytes = shared
         kern(tuple(pt["grid"]), tuple(pt["block"]), (u, v), shared_mem=shared)
@@ -169,7 +189,7 @@ def launch(plan_path):
             if not abs(got - want) <= 1e-4 * abs(want):
                 sys.exit(f"{what}: sum {got} against orig's {want}")
             continue
-        if pt["variant"] == "orig":
+        if pt["variant"] in ("orig", "fence"):
             out = v.reshape(ext[2], ext[1], ext[0], COMPONENTS)
             slab = cp.moveaxis(out[1:1 + SLAB, 1:-1, 1:-1, :], 3, 0)
             ref_sum[key] = float(out[1:-1, 1:-1, 1:-1, :].sum(dtype=cp.float64))
@@ -189,15 +209,17 @@ def measure(binary, out_path, which_set):
     points = []
     sets = {"stores": (PLAN, VARIANTS),
             "layout": (PLAN, ("orig", "nostore", "pad20", "pad32", "1bps")),
-            "occupancy": (OCCUPANCY_PLAN, ("orig", *(f"bps{n}" for n in BPS)))}
+            "occupancy": (OCCUPANCY_PLAN, ("orig", *(f"bps{n}" for n in BPS))),
+            "fence": (FENCE_PLAN, ("orig", "fence"))}
     plan, variants = sets[which_set]
+    options = list(FLOAT_OPTIONS) if which_set == "fence" else []
     for block, fold in plan:
         src, grid, ext, name = emit_cuda(binary, KERNEL, block, fold, "f32", DOMAIN)
         cells = ext[0] * ext[1] * ext[2]
         # `orig` is launched first: the checks of the `nostore` forms need its sum.
         for which in variants:
             points.append({"block": list(block), "fold": list(fold), "variant": which,
-                           "grid": grid, "ext": ext, "name": name,
+                           "grid": grid, "ext": ext, "name": name, "options": options,
                            "source": variant(src, which, cells)})
     results = profile_twins(__file__, points, METRICS)
     dom = [int(d) for d in DOMAIN.split(",")]
@@ -233,7 +255,7 @@ if __name__ == "__main__":
     if a[:1] == ["launch"] and len(a) == 2:
         launch(a[1])
     elif a[:1] == ["measure"] and len(a) in (3, 4) and a[3:] in (
-            [], ["stores"], ["layout"], ["occupancy"]):
+            [], ["stores"], ["layout"], ["occupancy"], ["fence"]):
         measure(a[1], a[2], (a[3:] or ["stores"])[0])
     elif a[:1] == ["summary"] and len(a) == 2:
         summary(a[1])
