@@ -38,7 +38,9 @@ CLASSES = {
                 "stores complete them, each then costing a fill and a second write, once the "
                 "lines holding such sectors pass a limit that comes earlier the further apart "
                 "they lie; the lockstep waves keep neighbouring blocks' pieces together, where "
-                "the GPU's blocks drift apart",
+                "the GPU's blocks drift apart; for AoS records the measured share by warps "
+                "(the SM's where the compiled code interleaves fold points' stores) does not "
+                "grade how far they overlap, nor block shape",
                 "README sections on partly written sectors and lines; l2-traffic/threshold, "
                 "l2-traffic/pstride, partial-drift"),
     "l2-less": ("DRAM load", "L2 capacity: L2 loses reuses the model keeps (reuse distances "

@@ -1735,9 +1735,13 @@ impl BlockScratch {
         } else {
             0.0
         };
+        let p2 = CacheParams {
+            partial_store_loss: partial_store_share(prog, p),
+            ..*p
+        };
         Self::totals(
             &t,
-            p,
+            &p2,
             l2_load,
             reuse_missed,
             refetch_missed,
@@ -1745,6 +1749,41 @@ impl BlockScratch {
             partners_missed,
         )
     }
+}
+
+/// The share of the sectors a block completes in several stores that L2 writes back before they
+/// are complete: the machine's share for the block's warps (`CacheParams::partial_store_loss`),
+/// or, where the compiled code stores into two fold points' records at once, the share for all
+/// the SM's resident warps (`partial_store_loss_sm`). Measured on the H100 (`bench/aos-reads.py`
+/// set `fence`): folded D3Q19 AoS tiles whose compiled code interleaves fold points' stores lose
+/// 0.79-0.90 of their record sectors at 16 warps per block, 0.24 (the share for 16 warps) with a
+/// fence between fold points; a thread's records then stay partly written across its fold points
+/// and the SM's blocks no longer store apart.
+pub(crate) fn partial_store_share(prog: &MemoryProgram, p: &CacheParams) -> f64 {
+    if stores_interleaved(prog) {
+        p.partial_store_loss.max(p.partial_store_loss_sm)
+    } else {
+        p.partial_store_loss
+    }
+}
+
+/// Whether the compiled order has a thread store into two fold points' records at once (a fold
+/// point's stores begun before an earlier one's are done).
+fn stores_interleaved(prog: &MemoryProgram) -> bool {
+    let Some(order) = prog.compiled_order.as_deref() else {
+        return false;
+    };
+    let is_store = |i: usize| prog.instructions[i].kind == AccessKind::Store;
+    // Per fold point, the first and last place of its stores.
+    let mut spans: HashMap<usize, (usize, usize)> = HashMap::new();
+    for (q, &(f, i)) in order.iter().enumerate() {
+        if is_store(i) {
+            spans.entry(f).and_modify(|s| s.1 = q).or_insert((q, q));
+        }
+    }
+    let mut spans: Vec<(usize, usize)> = spans.into_values().collect();
+    spans.sort_unstable();
+    spans.windows(2).any(|w| w[1].0 < w[0].1)
 }
 
 /// Steps from a load at one x-fold point to the same load at the thread's next x-fold point:

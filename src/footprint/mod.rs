@@ -242,6 +242,11 @@ pub struct CacheParams {
     /// `MachineModel::partial_store_loss`; 0: none).
     #[serde(default)]
     pub partial_store_loss: f64,
+    /// The same share for blocks of all the SM's resident warps: what the visitor takes where the
+    /// compiled code stores into several fold points' records at once (a thread's records then
+    /// stay partly written across its fold points; 0: none).
+    #[serde(default)]
+    pub partial_store_loss_sm: f64,
 }
 
 impl CacheParams {
@@ -285,6 +290,9 @@ impl CacheParams {
             warp_size: machine.warp_size,
             partial_store_loss: machine
                 .partial_store_share(threads_per_block.div_ceil(machine.warp_size.max(1))),
+            partial_store_loss_sm: machine.partial_store_share(
+                threads_per_block.div_ceil(machine.warp_size.max(1)) * blocks_per_sm,
+            ),
         }
     }
 
@@ -316,11 +324,13 @@ impl CacheParams {
                 self.line_bytes, self.sector_bytes
             ));
         }
-        if !(0.0..=1.0).contains(&self.partial_store_loss) {
-            return bad(format!(
-                "partial_store_loss ({}) must be a share from 0 to 1",
-                self.partial_store_loss
-            ));
+        for (name, v) in [
+            ("partial_store_loss", self.partial_store_loss),
+            ("partial_store_loss_sm", self.partial_store_loss_sm),
+        ] {
+            if !(0.0..=1.0).contains(&v) {
+                return bad(format!("{name} ({v}) must be a share from 0 to 1"));
+            }
         }
         if !(1.0..=8.0).contains(&self.l2_store_weight) {
             return bad(format!(
@@ -486,11 +496,12 @@ pub fn early_write_backs_program(
     params: &CacheParams,
 ) -> Result<f64, FootprintError> {
     params.check()?;
-    if params.partial_store_loss == 0.0 {
+    let share = block::partial_store_share(prog, params);
+    if share == 0.0 {
         return Ok(0.0);
     }
     let sectors = block::stores_completed_together(prog, params.sector_bytes);
-    Ok(sectors * params.partial_store_loss * params.sector_bytes as f64 / prog.updates())
+    Ok(sectors * share * params.sector_bytes as f64 / prog.updates())
 }
 
 /// The minimal volumes: every loaded component read once, every stored one written once (B/LUP).

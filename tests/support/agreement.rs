@@ -196,5 +196,6 @@ pub fn params(l2_bytes: usize) -> CacheParams {
         warp_size: 32,
         // The measured early write-backs are a charge on top of either model, not compared.
         partial_store_loss: 0.0,
+        partial_store_loss_sm: 0.0,
     }
 }
