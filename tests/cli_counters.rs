@@ -401,22 +401,25 @@ fn volumes_count_the_spills_of_a_compiled_order() {
     let orders = Path::new(env!("CARGO_MANIFEST_DIR")).join(
         "bench/results/h100/counters/timed-twin/raw/d3q19_srt_pull-soa-compiled-order-stack.txt",
     );
-    let (ok, stdout, stderr) = out(bin().args([
-        "volumes",
-        "lbm/d3q19_srt_pull.toml",
-        "--machine",
-        "h100-sxm",
-        "--domain",
-        "256,256,256",
-        "--block",
-        "16,64,1",
-        "--fold",
-        "4,1,1",
-        "--registers",
-        "64",
-        "--compiled-order",
-        &orders.display().to_string(),
-    ]));
+    let volumes = |orders: &Path| {
+        out(bin().args([
+            "volumes",
+            "lbm/d3q19_srt_pull.toml",
+            "--machine",
+            "h100-sxm",
+            "--domain",
+            "256,256,256",
+            "--block",
+            "16,64,1",
+            "--fold",
+            "4,1,1",
+            "--registers",
+            "64",
+            "--compiled-order",
+            &orders.display().to_string(),
+        ]))
+    };
+    let (ok, stdout, stderr) = volumes(&orders);
     assert!(ok, "{stderr}");
     // The output's 76 B/LUP and the 116 spilled (measured: 192.0).
     assert!(
@@ -437,20 +440,7 @@ fn volumes_count_the_spills_of_a_compiled_order() {
         .unwrap()
         .replacen(":4 ", ":3 ", 1);
     std::fs::write(&bad, format!("{line}\n")).unwrap();
-    let (ok, _, stderr) = out(bin().args([
-        "volumes",
-        "lbm/d3q19_srt_pull.toml",
-        "--machine",
-        "h100-sxm",
-        "--domain",
-        "256,256,256",
-        "--block",
-        "16,64,1",
-        "--fold",
-        "4,1,1",
-        "--compiled-order",
-        &bad.display().to_string(),
-    ]));
+    let (ok, _, stderr) = volumes(&bad);
     assert!(!ok);
     assert!(
         stderr.contains("orders.txt") && stderr.contains("not 4, 8 or 16 bytes"),
