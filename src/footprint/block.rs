@@ -1628,7 +1628,6 @@ impl BlockScratch {
             );
         }
         win.finish();
-        let l2 = p.l2_bytes as f64 / s as f64;
         // L2 holds whole lines (measured: a buffer read one sector per line is lost at the same
         // MiB of lines as one read whole, `bench/l2-traffic.py` set `lines`), so a window takes
         // the room of the lines its sectors lie in. A window of whole waves holds whole tiles; one
@@ -1656,13 +1655,7 @@ impl BlockScratch {
         // A reuse hits with the machine's measured share at its distance, where known (reads of
         // clean sectors, `bench/l2-traffic.py` set `capacity`); else L2 is an LRU of its
         // effective capacity.
-        let hit = |c: &Link| -> f64 {
-            let d = distance(c);
-            match p.l2_reuse_misses.share_at(d * s as f64) {
-                Some(miss) => 1.0 - miss,
-                None => f64::from(u8::from(d < l2)),
-            }
-        };
+        let hit = |c: &Link| -> f64 { 1.0 - p.l2_miss_at(distance(c) * s as f64) };
         let h = if linked > 0.0 {
             self.pass
                 .links
@@ -1794,7 +1787,7 @@ fn next_x_fold_steps(prog: &MemoryProgram, sh: &Shape) -> u32 {
         return sh.slots;
     };
     let fx = prog.config.fold[0];
-    let mut at = std::collections::HashMap::new();
+    let mut at = HashMap::new();
     for (q, &(f, i)) in order.iter().enumerate() {
         at.insert((f, i), q);
     }

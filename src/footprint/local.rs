@@ -6,9 +6,10 @@
 //! access of one word is one line of `lanes × 4` bytes, and each word is a line of its own.
 //!
 //! - **Stores** are written through to L2, every byte (as global stores are).
-//! - **Loads** hit L1 where the lines the SM's resident warps touched since the word's previous
-//!   access, all warps in step, stay below the L1's capacity (an LRU: the global loads' misses
-//!   and every stack access); else they load from L2.
+//! - **Loads** hit L1 as the visitor's L1 keeps a line (sets of `l1_conflict_ways` ways filled at
+//!   random; an LRU at 0 ways) over the lines the SM's resident warps touched since the word's
+//!   previous access, all warps in step (the global loads' misses and every stack access); else
+//!   they load from L2.
 //! - **L2** keeps a word as it keeps any reuse: with the machine's measured miss share at the
 //!   distance, the bytes the GPU's warps moved through L2 since the word's last L2 access (a
 //!   step at the effective capacity where no curve is known). A load that misses reads DRAM.
@@ -19,8 +20,8 @@
 //!
 //! Global loads bring the estimate's L2 load into L1 and L2, spread evenly over the thread's
 //! load instructions, and global stores its L2 store; written bytes take the machine's
-//! `l2_store_weight` of L2's room. The spills' own traffic does not change the global
-//! estimate (the lines they take from L1 and L2 are left out of the global reuses).
+//! `l2_store_weight` of L2's room. The stack's lines narrow the global reuses' share of L1
+//! ([`global_l1_share`]); the room they take in L2 is left out of the global reuses.
 
 use super::{CacheParams, DataVolumes, LocalAccess, MemoryProgram};
 use crate::ir::AccessKind;
@@ -70,12 +71,6 @@ pub(crate) fn spill_volumes(
     };
     let sm_lines = lanes * warps_per_sm;
     let gpu_lines = sm_lines * params.sms as f64;
-    let l2_miss = |bytes: f64| -> f64 {
-        match params.l2_reuse_misses.share_at(bytes) {
-            Some(m) => m,
-            None => f64::from(u8::from(bytes >= params.l2_bytes as f64)),
-        }
-    };
 
     // The merged sequence: global entries, and the stack accesses at their positions.
     let mut steps: Vec<(Step, Option<LocalAccess>)> =
@@ -106,7 +101,8 @@ pub(crate) fn spill_volumes(
         for w in a.words() {
             let miss = match l1_seen.insert(w, at) {
                 Some(j) if !a.store => {
-                    1.0 - l1_survival((l1_prefix[at] - l1_prefix[j + 1]) / l1_room, params)
+                    let fill = (l1_prefix[at] - l1_prefix[j + 1]) / l1_room;
+                    1.0 - super::block::l1_survival(fill, params.l1_conflict_ways)
                 }
                 _ => 1.0,
             };
@@ -114,7 +110,6 @@ pub(crate) fn spill_volumes(
                 l2_seen.entry(w).or_default().push((at, a.store, miss));
             }
             if a.store {
-                out.l2_store += 4.0;
                 l2_bytes += 4.0 * params.l2_store_weight;
             } else {
                 out.l2_load += 4.0 * miss;
@@ -133,7 +128,7 @@ pub(crate) fn spill_volumes(
         } else {
             total - l2_prefix[j + 1] + l2_prefix[i]
         };
-        1.0 - l2_miss(between * gpu_lines)
+        1.0 - params.l2_miss_at(between * gpu_lines)
     };
     for touches in l2_seen.values() {
         let n = touches.len();
@@ -185,10 +180,17 @@ pub(crate) fn spill_volumes(
         l1_load_requests: 0.0,
         l1_wavefronts: moved as f64 / 4.0 / (lanes * cells),
         l2_load: out.l2_load / cells,
-        l2_store: out.l2_store / cells,
+        l2_store: spilled_store_bytes(prog),
         dram_load: out.dram_load / cells,
         dram_store: out.dram_store / cells,
     }
+}
+
+/// The bytes per lattice update the spills store, all of which reach L2.
+pub(crate) fn spilled_store_bytes(prog: &MemoryProgram) -> f64 {
+    let cells = prog.config.fold.iter().product::<usize>() as f64;
+    let stored: u32 = prog.local.iter().filter(|a| a.store).map(|a| a.bytes).sum();
+    stored as f64 / cells
 }
 
 /// The share of the lines L1 takes in that are global ones, where the thread also moves
@@ -202,12 +204,6 @@ pub(crate) fn global_l1_share(prog: &MemoryProgram, global: &DataVolumes) -> f64
     } else {
         1.0
     }
-}
-
-/// The chance that a line stays in L1 over a window whose lines fill `fill` times the room, as
-/// the visitor's L1 keeps one ([`super::block`]'s set conflicts).
-fn l1_survival(fill: f64, params: &CacheParams) -> f64 {
-    super::block::l1_survival(fill, params.l1_conflict_ways)
 }
 
 /// A stack access's step before L1 decides it: every access touches its lines (a hit moves them

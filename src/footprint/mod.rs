@@ -355,6 +355,15 @@ impl CacheParams {
         Ok(())
     }
 
+    /// The share of reuses `bytes` of L2 traffic apart that L2 misses: the measured curve where
+    /// the machine has one, else a step at the effective capacity.
+    pub fn l2_miss_at(&self, bytes: f64) -> f64 {
+        match self.l2_reuse_misses.share_at(bytes) {
+            Some(miss) => miss,
+            None => f64::from(u8::from(bytes >= self.l2_bytes as f64)),
+        }
+    }
+
     /// Bytes L2 reads from DRAM per read miss (at least one sector).
     pub fn fetch_bytes(&self) -> usize {
         self.dram_fetch_bytes.max(self.sector_bytes)
@@ -598,7 +607,7 @@ impl Estimator {
             .bounds(prog, params, &classes, &w.load_sectors_per_block);
         let mut bounds = Self::volumes(prog, params, &w, &b);
         // Spilled stores reach L2 whatever the caches keep.
-        bounds.l2_store += local::spill_volumes(prog, params, &bounds).l2_store;
+        bounds.l2_store += local::spilled_store_bytes(prog);
         Ok(bounds)
     }
 
