@@ -30,29 +30,37 @@ fn issue_order(r: &crate::counters::ConfigRecord) -> &'static str {
     }
 }
 
+/// Where the record's kernel spills: its stack bytes per thread, and whether the estimate counts
+/// its stack accesses (from the compiled order).
+fn spills(r: &crate::counters::ConfigRecord) -> Option<(usize, bool)> {
+    r.local_bytes
+        .filter(|&b| b > 0)
+        .map(|b| (b, r.stack_accesses > 0))
+}
+
 /// A record's registers, marked where the kernel spills: `*` where the estimate counts its
-/// stack accesses (from the compiled order), `!` where it lacks them.
+/// stack accesses, `!` where it lacks them.
 fn registers_cell(r: &crate::counters::ConfigRecord) -> String {
-    match r.local_bytes {
-        Some(b) if b > 0 && r.stack_accesses > 0 => format!("{}*", r.registers),
-        Some(b) if b > 0 => format!("{}!", r.registers),
-        _ => r.registers.to_string(),
+    match spills(r) {
+        Some((_, true)) => format!("{}*", r.registers),
+        Some((_, false)) => format!("{}!", r.registers),
+        None => r.registers.to_string(),
     }
 }
 
 /// The HTML registers cell: the count, and where the kernel spills its stack and whether the
 /// estimate counts it.
 fn registers_html(r: &crate::counters::ConfigRecord) -> String {
-    match r.local_bytes {
-        Some(b) if b > 0 && r.stack_accesses > 0 => format!(
+    match spills(r) {
+        Some((b, true)) => format!(
             "{} <small>(spills, {b} B stack; estimated with its {} accesses)</small>",
             r.registers, r.stack_accesses
         ),
-        Some(b) if b > 0 => format!(
+        Some((b, false)) => format!(
             "{} <small>(spills, {b} B stack; not in the estimate)</small>",
             r.registers
         ),
-        _ => r.registers.to_string(),
+        None => r.registers.to_string(),
     }
 }
 
@@ -90,10 +98,7 @@ pub fn counters_table(s: &CountersSweep) -> String {
         out.push('\n');
     }
     out.push_str("(estimate/measured relative error; wavefronts per LUP, the rest B/LUP)\n");
-    if s.records
-        .iter()
-        .any(|r| r.local_bytes.is_some_and(|b| b > 0))
-    {
+    if s.records.iter().any(|r| spills(r).is_some()) {
         out.push_str("(regs* / regs!: the kernel spills; its counters hold its local loads and stores, which the estimate counts from the compiled order (*) or lacks (!))\n");
     }
     let _ = writeln!(
