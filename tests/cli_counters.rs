@@ -73,7 +73,8 @@ fn bad_l2_fetch_size_is_an_error() {
 
 /// A stand-in for ncu: answers `--version` and `--query-metrics`, records the profiling
 /// command, writes the twin's info file and an empty report where the real ones would be, and
-/// prints `$FAKE_CSV` on `--import`.
+/// prints `$FAKE_CSV` on `--import`; with `$FAKE_DENY` set it profiles nothing and names ncu's
+/// permission error instead, exiting 0 as ncu may.
 #[cfg(unix)]
 fn fake_ncu(dir: &Path) -> PathBuf {
     use std::os::unix::fs::PermissionsExt;
@@ -86,6 +87,10 @@ case "$1" in
   --import) cat "$FAKE_CSV"; exit 0;;
 esac
 echo "$@" > "$FAKE_LOG"
+if [ -n "$FAKE_DENY" ]; then
+  echo "==ERROR== ERR_NVGPUCTRPERM - The user does not have permission to access NVIDIA GPU Performance Counters on the target device 0."
+  exit 0
+fi
 export_to=""; prev=""; last=""
 for a in "$@"; do
   [ "$prev" = "--export" ] && export_to="$a"
@@ -227,6 +232,41 @@ fn stand_in_ncu_drives_the_whole_sweep() {
     assert!(json["notes"]
         .to_string()
         .contains("launch__registers_per_thread"));
+}
+
+#[cfg(unix)]
+#[test]
+fn counters_the_user_may_not_read_are_named_with_the_fix() {
+    let dir = tempfile::tempdir().unwrap();
+    let ncu = fake_ncu(dir.path());
+    let report = dir.path().join("report");
+    let (ok, stdout, stderr) = out(bin()
+        .env("FAKE_DENY", "1")
+        .env("FAKE_LOG", dir.path().join("args.txt"))
+        .args([
+            "counters",
+            "stencils/star3d_r4.toml",
+            "--machine",
+            "h200",
+            "--domain",
+            "64,64,64",
+            "--configs",
+            "sample:2",
+            "--ncu",
+            &ncu.display().to_string(),
+            "--out",
+            &report.display().to_string(),
+            "--name",
+            "t",
+        ]));
+    assert!(!ok, "{stdout}");
+    assert!(stderr.contains("ERR_NVGPUCTRPERM"), "{stderr}");
+    assert!(
+        stderr.contains("NVreg_RestrictProfilingToAdminUsers=0"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("t-ncu.log"), "{stderr}");
+    assert!(!report.join("t.json").exists());
 }
 
 #[test]

@@ -144,10 +144,16 @@ fn run_ncu(ncu: &Path, args: &[String], log: &Path, jit: &Path) -> Result<(), Co
         .stderr(Stdio::from(err))
         .status()
         .map_err(io(ncu))?;
+    let text = std::fs::read_to_string(log).unwrap_or_default();
+    // ncu names a permission error in its output and may still exit 0, with no counters.
+    if text.contains("ERR_NVGPUCTRPERM") {
+        return Err(CountersError::NcuPermission {
+            log: log.to_path_buf(),
+        });
+    }
     if status.success() {
         return Ok(());
     }
-    let text = std::fs::read_to_string(log).unwrap_or_default();
     let lines: Vec<&str> = text.lines().collect();
     Err(CountersError::NcuFailed {
         command,

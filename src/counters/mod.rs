@@ -78,6 +78,12 @@ pub enum CountersError {
         /// The last lines of its output.
         tail: String,
     },
+    /// ncu may not read the GPU's performance counters as this user (`ERR_NVGPUCTRPERM`).
+    #[error("ncu may not read the GPU's performance counters as this user (ERR_NVGPUCTRPERM, in {}); run the sweep as root, or let every user profile: load the NVIDIA driver with `NVreg_RestrictProfilingToAdminUsers=0` (https://developer.nvidia.com/ERR_NVGPUCTRPERM)", log.display())]
+    NcuPermission {
+        /// ncu's log, which names the error.
+        log: PathBuf,
+    },
     /// ncu's CSV could not be read.
     #[error("ncu CSV, line {line}: {message}")]
     Csv {
