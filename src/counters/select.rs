@@ -106,11 +106,25 @@ pub fn select_configs(
                     path: p.clone(),
                     source,
                 })?;
-                for c in parse_config_list(&text, p)? {
-                    if let Err(e) = c.check(kernel.dims) {
-                        return Err(CountersError::BadConfigSpec(format!(
-                            "{}: {c}: {e}",
-                            p.display()
+                for (place, c) in config_list_places(&text, p)? {
+                    // A listed configuration is run as it is: one the twin cannot run for this
+                    // domain is an error, not left out.
+                    let bad = |e: String| {
+                        CountersError::BadConfigSpec(format!("{}, {place}: {c}: {e}", p.display()))
+                    };
+                    c.check(kernel.dims).map_err(|e| bad(e.to_string()))?;
+                    check_legal(
+                        &c,
+                        domain,
+                        machine.max_threads_per_block,
+                        RankOptions::default().max_extent,
+                    )
+                    .map_err(|e| bad(format!("{e}; leave it out or use a larger domain")))?;
+                    let grid = c.grid(domain);
+                    if grid[1..].iter().any(|g| *g > 65535) {
+                        return Err(bad(format!(
+                            "a grid of {}×{}×{} blocks exceeds CUDA's 65535 blocks in y and z",
+                            grid[0], grid[1], grid[2]
                         )));
                     }
                     push(c, &mut out);
@@ -125,11 +139,29 @@ pub fn select_configs(
 /// `rank --json` writes them), or text with one per line, `BX,BY,BZ [FX,FY,FZ]` or
 /// `block 32x4x2 fold 1x1x2` (as printed); `#` starts a comment.
 pub fn parse_config_list(text: &str, file: &Path) -> Result<Vec<LaunchConfig>, CountersError> {
+    Ok(config_list_places(text, file)?
+        .into_iter()
+        .map(|(_, c)| c)
+        .collect())
+}
+
+/// [`parse_config_list`] with where each configuration stands: `line N` of a text list, `entry
+/// N` of a JSON array.
+fn config_list_places(
+    text: &str,
+    file: &Path,
+) -> Result<Vec<(String, LaunchConfig)>, CountersError> {
     let bad = |line: usize, msg: String| {
         CountersError::BadConfigSpec(format!("{}, line {line}: {msg}", file.display()))
     };
     if text.trim_start().starts_with('[') {
         return serde_json::from_str::<Vec<LaunchConfig>>(text)
+            .map(|v| {
+                v.into_iter()
+                    .enumerate()
+                    .map(|(i, c)| (format!("entry {}", i + 1), c))
+                    .collect()
+            })
             .map_err(|e| bad(e.line(), e.to_string()));
     }
     let three = |s: &str, line: usize| -> Result<[usize; 3], CountersError> {
@@ -164,7 +196,7 @@ pub fn parse_config_list(text: &str, file: &Path) -> Result<Vec<LaunchConfig>, C
                 ))
             }
         };
-        out.push(c);
+        out.push((format!("line {}", n + 1), c));
     }
     if out.is_empty() {
         return Err(bad(0, "no configuration listed".into()));

@@ -422,6 +422,39 @@ fn configuration_lists_and_selection() {
     assert_eq!(both, a);
 }
 
+#[test]
+fn listed_configurations_the_twin_cannot_run_here_are_errors() {
+    let (k, m) = (star(), load_machine("h100-sxm").unwrap());
+    let dir = tempfile::tempdir().unwrap();
+    let list = dir.path().join("list.txt");
+    // Legal at 256³; at 128³ the second x-fold point of every thread of the second lies
+    // outside the domain, and the compiled kernel drops it.
+    std::fs::write(&list, "# two\n64,4,1 1,1,4\n128,2,2 2,2,4\n").unwrap();
+    let spec = [ConfigSpec::File(list.clone())];
+    let big = Domain::new3(256, 256, 256);
+    assert_eq!(select_configs(&spec, &k, &big, &m, 1).unwrap().len(), 2);
+    let small = Domain::new3(128, 128, 128);
+    let e = select_configs(&spec, &k, &small, &m, 1)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("list.txt, line 3: block 128x2x2 fold 2x2x4"),
+        "{e}"
+    );
+    assert!(e.contains("overshoots the domain"), "{e}");
+    // JSON lists say which entry.
+    let json = dir.path().join("list.json");
+    std::fs::write(
+        &json,
+        r#"[{"block":[64,4,1],"fold":[1,1,4]},{"block":[2048,1,1],"fold":[1,1,1]}]"#,
+    )
+    .unwrap();
+    let e = select_configs(&[ConfigSpec::File(json)], &k, &big, &m, 1)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("list.json, entry 2"), "{e}");
+}
+
 /// ncu 2025.3.1's CSV of a real sweep on an H200 (star3d_r4 f64, 256³; the first 13 launches).
 const REAL_CSV: &str = include_str!("../../tests/fixtures/ncu-star3d_r4-f64-h200.csv");
 
