@@ -125,6 +125,13 @@ sweeps() {
         run d3q19_srt_pull-$l-spill$x d3q19_srt_pull-$l "$m" 256,256,256 "$lf"
       SWEEPS="$SWEEPS d3q19_srt_pull-$l-spill$x"
     done
+    # The D3Q19 AoS sweep's configurations again at 128^3, where the exact simulator reaches
+    # (all but 128x2x2 fold 2x2x4, whose x-fold points overshoot 128), with the twin that reads
+    # its compiled orders itself (aos128/).
+    RAW=aos128/raw OWN_ORDERS=aos128/raw/d3q19_srt_pull-aos-128-compiled-order.txt \
+      ORIGINAL=aos128/d3q19_srt_pull-aos-128.json \
+      run d3q19_srt_pull-aos-128$x d3q19_srt_pull-aos-128 "$m" 128,128,128 "$aos"
+    SWEEPS="$SWEEPS d3q19_srt_pull-aos-128$x"
     # An out-of-sample AoS sweep taken after the partly-written-sector rule (seed 7 and 8
     # unfolded blocks of 4 to 32 warps, raw/d3q19_srt_pull-aos-oos-extra.txt); the top 6 of
     # the step and of the reuse curve for the timed star3d_r4 f64 CUDA sweep (512^3), and its
