@@ -18,7 +18,10 @@
 //! with the resulting eviction probabilities gives the re-fetched sectors. Within the burst of
 //! loads a warp issues back to back (up to its first fold point's last load), only the machine's
 //! measured share of the SM's warps interleave with it, so those reuses see that share of the
-//! window's lines. Where the program has the compiled code's issue order
+//! window's lines. A warp reading AoS records waits an L2 latency for each load (one of its many
+//! lines misses), so after its first burst its reuses of its own lines see the lines L1 serves
+//! meanwhile (its queue and one L2 latency) instead of every resident warp's loads. Where the
+//! program has the compiled code's issue order
 //! (`MemoryProgram::with_compiled_order`), L1's steps follow it: ptxas interleaves the fold
 //! points' loads, which stretches the reuses within a fold point.
 //!
@@ -194,6 +197,9 @@ pub(crate) struct BlockScratch {
     evict: Vec<f64>,
     /// Eviction by gap for the loads of a warp's first burst (see `RowPass::refetches`).
     burst_evict: Vec<f64>,
+    /// Eviction by gap for a warp's reuse of its own lines after its first burst, where
+    /// [`CacheParams::l1_queue`] sets that window.
+    own_evict: Vec<f64>,
     cum: Vec<f64>,
     step_acc: Vec<f64>,
     share: Vec<LinkTable>,
@@ -1245,8 +1251,26 @@ impl BlockScratch {
         } else {
             0
         };
+        // A warp reading AoS records waits for the slowest of the many lines each load touches,
+        // so its next load goes out about an L2 latency after the last one, behind the L1's
+        // queue. Between two of its loads after the first burst, L1 then serves the queued
+        // instructions' lines and those of one L2 latency, not a load of every resident warp
+        // as in lockstep: its reuses of its own lines see that share (measured: the simulator's
+        // timed order fits the AoS L2 loads, `issue-order/d3q19_srt_pull-aos-timed-128.md`).
+        let own = if p.l1_queue > 0.0 && self.planes.iter().any(|pl| pl.interleaved()) {
+            let resident = warps_per_block * p.blocks_per_sm as f64;
+            let lpl = lines_per_load.max(1.0);
+            let served = p.l1_queue * lpl + p.l2_latency_lines;
+            let s = served / ((resident - 1.0).max(1.0) * lpl);
+            (s < 1.0).then(|| {
+                l1_evictions(&self.ws, gaps, share / s, ways, &mut self.own_evict);
+                &self.own_evict[..]
+            })
+        } else {
+            None
+        };
         self.pass
-            .refetches(&self.evict, &self.burst_evict, burst_loads)
+            .refetches(&self.evict, &self.burst_evict, own, burst_loads)
     }
 
     /// The per-block totals of a configuration: the exact footprints, and what reuse L1 and L2
@@ -1278,6 +1302,7 @@ impl BlockScratch {
         );
         let steps = sh.steps();
         self.pass.reset(steps);
+        self.pass.warp_size = p.warp_size;
         self.cut_memo = [None; 2];
         let is_load: Vec<bool> = prog
             .instructions

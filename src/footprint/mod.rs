@@ -247,6 +247,14 @@ pub struct CacheParams {
     /// stay partly written across its fold points; 0: none).
     #[serde(default)]
     pub partial_store_loss_sm: f64,
+    /// Warp instructions waiting in front of the L1 at most (0: not known, reuses of a warp's own
+    /// AoS lines after its first burst see every resident warp, as in lockstep).
+    #[serde(default)]
+    pub l1_queue: f64,
+    /// The lines L1 serves while a load is served by L2 (L2's latency at the L1's wavefronts per
+    /// cycle).
+    #[serde(default)]
+    pub l2_latency_lines: f64,
 }
 
 impl CacheParams {
@@ -293,6 +301,8 @@ impl CacheParams {
             partial_store_loss_sm: machine.partial_store_share(
                 threads_per_block.div_ceil(machine.warp_size.max(1)) * blocks_per_sm,
             ),
+            l1_queue: machine.l1_queue_instructions as f64,
+            l2_latency_lines: machine.l2_latency_cycles * machine.l1_wavefronts_per_cycle_per_sm,
         }
     }
 
@@ -330,6 +340,14 @@ impl CacheParams {
         ] {
             if !(0.0..=1.0).contains(&v) {
                 return bad(format!("{name} ({v}) must be a share from 0 to 1"));
+            }
+        }
+        for (name, v) in [
+            ("l1_queue", self.l1_queue),
+            ("l2_latency_lines", self.l2_latency_lines),
+        ] {
+            if !(v.is_finite() && v >= 0.0) {
+                return bad(format!("{name} ({v}) must be a number from 0 up"));
             }
         }
         if !(1.0..=8.0).contains(&self.l2_store_weight) {

@@ -378,6 +378,10 @@ impl Shape {
 #[derive(Debug, Clone, Copy)]
 struct Touch {
     step: u32,
+    /// Linear index of the block's first thread of the touch (its thread row's `tx = 0`).
+    tid0: u32,
+    /// Bytes between the elements of consecutive threads along x.
+    xpitch: i64,
     /// First byte (absolute).
     start: i64,
     /// Elements.
@@ -390,6 +394,8 @@ struct Touch {
 
 #[derive(Debug, Clone, Copy)]
 struct Event {
+    /// The warp (of the block) whose lane touched the line first in this touch.
+    warp: u32,
     line: u32,
     step: u32,
     prev: u32,
@@ -583,6 +589,10 @@ pub(crate) struct RowPass {
     pub refetched: Vec<Refetch>,
     /// Per line of the sampled rows, the step of its first touch (see [`RowPass::refetches`]).
     first_of: Vec<u32>,
+    /// Per line: the warp of its last touch.
+    warp_of: Vec<u32>,
+    /// Threads per warp (which warp of the block a lane is in).
+    pub warp_size: usize,
     /// Sectors first touched per step (index), and re-fetched per (first step, step), as
     /// [`RowPass::refetches`] finds them: what [`RowPass::last_seen_steps`] is made of.
     first_sectors: Vec<f64>,
@@ -629,6 +639,8 @@ fn touch_at(
     Some(if plane.interleaved() {
         Touch {
             step,
+            tid0: 0,
+            xpitch: plane.pitch,
             start,
             n: xb - xa,
             pitch: plane.pitch,
@@ -637,6 +649,8 @@ fn touch_at(
     } else {
         Touch {
             step,
+            tid0: 0,
+            xpitch: plane.pitch,
             start,
             n: 1,
             pitch: 0,
@@ -723,8 +737,15 @@ fn touches_of(
                 break;
             }
             for &(_, _, ai) in &order[i..e] {
-                let t = touch_at(plane, &acc[ai as usize], at, sh, base, fp, f0);
-                out.push(t.expect("inside the valid extent"));
+                let a = &acc[ai as usize];
+                // Fold points are strided by the block: tile row `t = f·block + thread`.
+                let ty = (r.y - at.origin[1] - a.off[1]).rem_euclid(sh.block[1]);
+                let tz = (r.z - at.origin[2] - a.off[2]).rem_euclid(sh.block[2]);
+                let tid0 = (sh.block[0] * (ty + sh.block[1] * tz)) as u32;
+                let mut t =
+                    touch_at(plane, a, at, sh, base, fp, f0).expect("inside the valid extent");
+                t.tid0 = tid0;
+                out.push(t);
             }
         }
         i = e;
@@ -1117,7 +1138,11 @@ impl RowPass {
                             self.gaps[gap as usize] += w;
                         }
                         self.last[k] = t.step;
+                        // The first element of the touch within the line gives the lane.
+                        let first = (li * line).max(t.start);
+                        let lane = t.tid0 as i64 + (first - t.start) / t.xpitch.max(1);
                         self.events.push(Event {
+                            warp: (lane / self.warp_size.max(1) as i64) as u32,
                             line: (row_line0 + k) as u32,
                             step: t.step,
                             prev,
@@ -1916,9 +1941,16 @@ impl RowPass {
 
     /// Replays the L1 events, a line touched again after a gap of `g` load steps being evicted
     /// with probability `evict[g]`, or `burst[g]` where it is touched again among the first
-    /// `burst_loads` loads (the burst a warp issues back to back); returns the expected weighted
-    /// sectors re-fetched and records them in `refetched`.
-    pub fn refetches(&mut self, evict: &[f64], burst: &[f64], burst_loads: u32) -> f64 {
+    /// `burst_loads` loads (the burst a warp issues back to back), or `own[g]` (where given)
+    /// where later the warp that touched it last touches it again; returns the expected
+    /// weighted sectors re-fetched and records them in `refetched`.
+    pub fn refetches(
+        &mut self,
+        evict: &[f64],
+        burst: &[f64],
+        own: Option<&[f64]>,
+        burst_loads: u32,
+    ) -> f64 {
         self.ever.clear();
         self.ever.resize(self.line_count, 0);
         self.present.clear();
@@ -1927,6 +1959,8 @@ impl RowPass {
         self.first_of.resize(self.line_count, NONE);
         self.first_sectors.clear();
         self.first_sectors.resize(self.load_before.len(), 0.0);
+        self.warp_of.clear();
+        self.warp_of.resize(self.line_count, u32::MAX);
         let mut total = 0.0;
         for e in &self.events {
             let l = e.line as usize;
@@ -1938,13 +1972,14 @@ impl RowPass {
                 0.0
             } else {
                 let g = (self.load_step(e.step) - self.load_step(e.prev)) as usize;
-                let table = if self.load_step(e.step) < burst_loads {
-                    burst
-                } else {
-                    evict
+                let table = match own {
+                    _ if self.load_step(e.step) < burst_loads => burst,
+                    Some(own) if self.warp_of[l] == e.warp => own,
+                    _ => evict,
                 };
                 table.get(g).copied().unwrap_or(1.0)
             };
+            self.warp_of[l] = e.warp;
             let known = e.mask & self.ever[l];
             // Evicted: every sector loaded before is fetched again; kept: those L1 lacks.
             let again = p * known.count_ones() as f64
@@ -2096,6 +2131,8 @@ mod tests {
         for (start, n, pitch, len) in [(100, 64, 76, 4), (37, 1, 0, 900), (0, 9, 24, 40)] {
             let t = Touch {
                 step: 0,
+                tid0: 0,
+                xpitch: 4,
                 start,
                 n,
                 pitch,

@@ -23,6 +23,8 @@ fn big() -> CacheParams {
         warp_size: 32,
         partial_store_loss: 0.0,
         partial_store_loss_sm: 0.0,
+        l1_queue: 0.0,
+        l2_latency_lines: 0.0,
     }
 }
 
@@ -1404,4 +1406,44 @@ fn stack_accesses_must_fit_the_compiled_order() {
     // A new order drops the accesses placed in the old one.
     let p = spilled(1, 2).with_compiled_order(order.clone()).unwrap();
     assert!(p.local.is_empty());
+}
+
+#[test]
+fn a_warp_waiting_for_its_aos_loads_sees_the_queue_and_one_l2_latency_of_lines() {
+    // Measured on the H100 at 128³ (`issue-order/d3q19_srt_pull-aos-timed-128.md`): the L2 load
+    // of folded D3Q19 AoS blocks follows the simulator's timed order, where a warp's next load
+    // goes out an L2 latency after its last, behind the L1's queue; between two of its loads
+    // L1 serves those lines, not a load of every resident warp. Its own lines come back more
+    // often than in lockstep; SoA kernels and launches with few warps keep lockstep.
+    let m = crate::spec::load_machine("h100-sxm").unwrap();
+    let load = |f: &str| crate::spec::load_definition(f.as_ref()).unwrap().kernel;
+    let (aos, soa) = (
+        load("bench/counters/d3q19_srt_pull_aos.toml"),
+        load("lbm/d3q19_srt_pull.toml"),
+    );
+    let d = Domain::new3(256, 128, 64);
+    let at = |k: &Kernel, c: &LaunchConfig, bps: usize, queue: bool| {
+        let mut p = CacheParams::from_machine(&m, c.threads(), bps);
+        if !queue {
+            (p.l1_queue, p.l2_latency_lines) = (0.0, 0.0);
+        }
+        data_volumes(k, &d, c, &p).unwrap()
+    };
+    assert!(m.l1_queue_instructions > 0 && m.l2_latency_cycles > 0.0);
+    let small = LaunchConfig::new([2, 4, 4], [1, 4, 4]);
+    let (lock, queued) = (at(&aos, &small, 32, false), at(&aos, &small, 32, true));
+    assert!(queued.l2_load < 0.95 * lock.l2_load, "{queued:?} {lock:?}");
+    assert!(
+        queued.l2_load >= queued.l1_load_requests / 19.0,
+        "{queued:?}"
+    );
+    assert_eq!(
+        (queued.l1_load_requests, queued.l2_store),
+        (lock.l1_load_requests, lock.l2_store)
+    );
+    // Two warps on the SM: the window is every other warp's already.
+    assert_eq!(at(&aos, &small, 2, true), at(&aos, &small, 2, false));
+    // SoA: no change.
+    let soa_c = LaunchConfig::new([32, 4, 2], [1, 2, 1]);
+    assert_eq!(at(&soa, &soa_c, 4, true), at(&soa, &soa_c, 4, false));
 }

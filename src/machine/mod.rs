@@ -138,6 +138,14 @@ pub struct MachineModel {
     pub partial_store_loss: Vec<(usize, f64)>,
     /// L1 wavefronts (128 B each) an SM processes per cycle.
     pub l1_wavefronts_per_cycle_per_sm: f64,
+    /// Warp instructions that wait in front of an SM's L1 at most (0 where not known): with
+    /// [`MachineModel::l2_latency_cycles`], the window of a warp's own AoS lines between two of
+    /// its loads.
+    #[serde(default)]
+    pub l1_queue_instructions: usize,
+    /// Cycles a load served by L2 takes (0 where not known).
+    #[serde(default)]
+    pub l2_latency_cycles: f64,
     /// L2 bandwidth.
     pub l2_bandwidth: f64,
     /// DRAM bandwidth.

@@ -201,7 +201,7 @@ const FIGURES: [(&str, &str, f64, f64, bool); 26] = [
 
 /// Figures a file may leave out, and the value they then take: (key, meaning, minimum, maximum,
 /// integer?, default).
-const OPTIONAL_FIGURES: [(&str, &str, f64, f64, bool, f64); 4] = [
+const OPTIONAL_FIGURES: [(&str, &str, f64, f64, bool, f64); 6] = [
     (
         "l1_conflict_ways",
         "L1 ways that lines spread over sets compete in, 0 for one fully associative LRU",
@@ -233,6 +233,22 @@ const OPTIONAL_FIGURES: [(&str, &str, f64, f64, bool, f64); 4] = [
         8.0,
         false,
         1.0,
+    ),
+    (
+        "l1_queue_instructions",
+        "warp instructions waiting in front of an SM's L1 at most, 0 where not known",
+        0.0,
+        4096.0,
+        true,
+        0.0,
+    ),
+    (
+        "l2_latency_cycles",
+        "cycles a load served by L2 takes, 0 where not known",
+        0.0,
+        100000.0,
+        false,
+        0.0,
     ),
 ];
 
@@ -540,6 +556,8 @@ pub fn parse_machine(text: &str, file: &str) -> Result<MachineModel, MachineErro
         line_bytes: u("line_bytes"),
         partial_store_loss,
         l1_wavefronts_per_cycle_per_sm: f("l1_wavefronts_per_cycle_per_sm"),
+        l1_queue_instructions: u("l1_queue_instructions"),
+        l2_latency_cycles: f("l2_latency_cycles"),
         l2_bandwidth: f("l2_bandwidth"),
         dram_bandwidth: f("dram_bandwidth"),
         dram_latency_ns: f("dram_latency_ns"),
