@@ -775,6 +775,24 @@ mod tests {
         )
         .unwrap();
         assert_eq!(m.l2_fetch_bytes, 32);
+        // The L1 queue and L2 latency of a waiting AoS warp: 0 without them (lockstep reuses),
+        // a whole number of instructions.
+        let bare = text
+            .replace("l1_queue_instructions = 16\n", "")
+            .replace("l2_latency_cycles = 270.0\n", "");
+        let bare = without_source(
+            &without_source(&bare, "l1_queue_instructions"),
+            "l2_latency_cycles",
+        );
+        let m = parse_machine(&bare, "m.toml").unwrap();
+        assert_eq!((m.l1_queue_instructions, m.l2_latency_cycles), (0, 0.0));
+        let e = parse_machine(
+            &text.replace("l1_queue_instructions = 16", "l1_queue_instructions = 1.5"),
+            "m.toml",
+        )
+        .unwrap_err();
+        assert!(e.to_string().contains("l1_queue_instructions"), "{e}");
+        assert!(e.to_string().contains("an integer from 0"), "{e}");
         // The L2 room of written data: 1 without the figure, else from 1 to 8, with a source
         // (from the preset as it was without it, the step experiment file).
         let h100_step = include_str!("../../bench/counters/h100-step.toml");
