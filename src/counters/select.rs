@@ -44,18 +44,40 @@ impl std::str::FromStr for ConfigSpec {
     }
 }
 
-/// Whether `c` can run on `machine` for `domain`: the space's legality rules and a non-zero
-/// occupancy with the model's register estimate.
+/// Why the twin cannot launch `c` for `domain` on `machine`, if it cannot: the configuration's
+/// own rules, the space's legality rules and CUDA's grid limit in y and z.
+fn launchable(
+    c: &LaunchConfig,
+    kernel: &Kernel,
+    domain: &Domain,
+    machine: &MachineModel,
+) -> Result<(), String> {
+    c.check(kernel.dims).map_err(|e| e.to_string())?;
+    check_legal(
+        c,
+        domain,
+        machine.max_threads_per_block,
+        RankOptions::default().max_extent,
+    )
+    .map_err(|e| format!("{e}; leave it out or use a larger domain"))?;
+    let grid = c.grid(domain);
+    if grid[1..].iter().any(|g| *g > 65535) {
+        return Err(format!(
+            "a grid of {}×{}×{} blocks exceeds CUDA's 65535 blocks in y and z",
+            grid[0], grid[1], grid[2]
+        ));
+    }
+    Ok(())
+}
+
+/// Whether `c` can run on `machine` for `domain`: [`launchable`], and a non-zero occupancy with
+/// the model's register estimate.
 fn runnable(c: &LaunchConfig, kernel: &Kernel, domain: &Domain, machine: &MachineModel) -> bool {
-    let opts = RankOptions::default();
-    c.check(kernel.dims).is_ok()
-        && check_legal(c, domain, machine.max_threads_per_block, opts.max_extent).is_ok()
+    launchable(c, kernel, domain, machine).is_ok()
         && machine
             .occupancy(c.threads(), estimate_registers(kernel, c), 0)
             .blocks_per_sm
             > 0
-        // CUDA's grid limit in y and z.
-        && c.grid(domain)[1..].iter().all(|g| *g <= 65535)
 }
 
 /// The configurations of all `specs`, each once, in the order they first appear.
@@ -107,26 +129,12 @@ pub fn select_configs(
                     source,
                 })?;
                 for (place, c) in config_list_places(&text, p)? {
-                    // A listed configuration is run as it is: one the twin cannot run for this
-                    // domain is an error, not left out.
-                    let bad = |e: String| {
+                    // A listed configuration is run as it is, without the occupancy estimate
+                    // (its registers decide): one the twin cannot launch is an error, not left
+                    // out.
+                    launchable(&c, kernel, domain, machine).map_err(|e| {
                         CountersError::BadConfigSpec(format!("{}, {place}: {c}: {e}", p.display()))
-                    };
-                    c.check(kernel.dims).map_err(|e| bad(e.to_string()))?;
-                    check_legal(
-                        &c,
-                        domain,
-                        machine.max_threads_per_block,
-                        RankOptions::default().max_extent,
-                    )
-                    .map_err(|e| bad(format!("{e}; leave it out or use a larger domain")))?;
-                    let grid = c.grid(domain);
-                    if grid[1..].iter().any(|g| *g > 65535) {
-                        return Err(bad(format!(
-                            "a grid of {}×{}×{} blocks exceeds CUDA's 65535 blocks in y and z",
-                            grid[0], grid[1], grid[2]
-                        )));
-                    }
+                    })?;
                     push(c, &mut out);
                 }
             }
