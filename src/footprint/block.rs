@@ -1776,7 +1776,8 @@ impl BlockScratch {
 /// set `fence`): folded D3Q19 AoS tiles whose compiled code interleaves fold points' stores lose
 /// 0.79-0.90 of their record sectors at 16 warps per block, 0.24 (the share for 16 warps) with a
 /// fence between fold points; a thread's records then stay partly written across its fold points
-/// and the SM's blocks no longer store apart.
+/// and the SM's blocks no longer store apart. Up to the machine's measured warps only (32): at
+/// 40-48 warps per SM interleaved tiles lose what the block's share says (`bench/aos-store-share.py`).
 pub(crate) fn partial_store_share(prog: &MemoryProgram, p: &CacheParams) -> f64 {
     if stores_interleaved(prog) {
         p.partial_store_loss.max(p.partial_store_loss_sm)

@@ -244,7 +244,7 @@ pub struct CacheParams {
     pub partial_store_loss: f64,
     /// The same share for blocks of all the SM's resident warps: what the visitor takes where the
     /// compiled code stores into several fold points' records at once (a thread's records then
-    /// stay partly written across its fold points; 0: none).
+    /// stay partly written across its fold points; 0: none, or more warps than measured).
     #[serde(default)]
     pub partial_store_loss_sm: f64,
     /// Warp instructions waiting in front of the L1 at most (0: not known, reuses of a warp's own
@@ -298,7 +298,7 @@ impl CacheParams {
             warp_size: machine.warp_size,
             partial_store_loss: machine
                 .partial_store_share(threads_per_block.div_ceil(machine.warp_size.max(1))),
-            partial_store_loss_sm: machine.partial_store_share(
+            partial_store_loss_sm: machine.partial_store_share_sm(
                 threads_per_block.div_ceil(machine.warp_size.max(1)) * blocks_per_sm,
             ),
             l1_queue: machine.l1_queue_instructions as f64,
