@@ -36,12 +36,20 @@ memory accesses, one record per thread partly written at a time. If the record s
 writes back early (DRAM write beyond the output) fall to what tiles without interleaved stores
 lose, the interleaving is what costs them; with two unfolded controls.
 
-Every launch is checked: `orig`, `fence` and `soa` against a reference evaluated from the formula printed
+The set `occstore` asks what makes the interleaved stores cost: the same compiled code at fewer
+blocks per SM. Tiles whose compiled code interleaves fold points' stores lose 0.35-0.88 of their
+record sectors at 28-36 warps per SM and 0.09-0.16 at 40-48 (`bench/aos-store-share.py`); but
+the latter also have fewer registers (40 against 64). Each tile runs as emitted, then under a
+fixed carve-out (a 192 KiB L1 in every launch) at its own occupancy and at fewer blocks per SM,
+held there by dynamic shared memory (`OCCSTORE_PLAN`). The DRAM reads of the same launches say
+how the L2 misses of folded AoS re-fetches follow the occupancy at a fixed L1.
+
+Every launch is checked: `orig`, `fence`, the `occstore` launches and `soa` against a reference evaluated from the formula printed
 in the source (float64, on a slab of 8 planes), `nostore` by the sum of its words against the sum
 of `orig`'s output (relative 1e-4).
 
 usage (GPU, CuPy, ncu, the stencilscope binary):
-  bench/aos-reads.py measure BIN OUT.json [stores|layout|occupancy|fence]
+  bench/aos-reads.py measure BIN OUT.json [stores|layout|occupancy|fence|occstore]
   bench/aos-reads.py summary OUT.json
 """
 import json
@@ -50,7 +58,7 @@ import re
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from benchlib import emit_cuda, lbm_formula, profile_twins, provenance  # noqa: E402
+from benchlib import emit_cuda, lbm_formula, profile_twins, provenance, set_carveout  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 KERNEL = os.path.join(HERE, "counters", "d3q19_srt_pull_aos.toml")
@@ -84,6 +92,19 @@ FENCE_PLAN = [((64, 8, 1), (2, 2, 4)), ((16, 8, 4), (2, 2, 4)), ((8, 8, 8), (4, 
               ((128, 2, 2), (2, 2, 4)), ((32, 8, 4), (2, 2, 1)), ((16, 64, 1), (2, 2, 1)),
               ((64, 16, 1), (1, 1, 1)), ((8, 8, 16), (1, 1, 2))]
 FLOAT_OPTIONS = ("--ftz=true", "--prec-div=false", "--prec-sqrt=false")
+# The set `occstore`: tiles at fewer blocks per SM than they run at, with the L1 the same in
+# every launch (carve-out 28 %: a 64 KiB shared-memory configuration, a 192 KiB L1) and the timed
+# kernel's float options; each tile as emitted (`orig`, the default carve-out), at its own
+# occupancy under the carve-out (`c64`) and at N blocks per SM (`c64bpsN`, a dynamic shared
+# allocation of a 1/N share of 64 KiB less the 1 KiB a block reserves and 256 bytes to spare).
+# Two interleave fold points' stores at 40 registers and 6 blocks per SM (losing 0.10 of their
+# record sectors in timed-twin/), two at 64 registers and 2-4 blocks per SM (0.72, 0.88), one
+# does not interleave (0.05), and one unfolded-ish tile whose L2 re-fetches the visitor keeps.
+OCCSTORE_PLAN = [((4, 1, 64), (2, 1, 1), (4, 2)), ((4, 16, 4), (4, 1, 2), (2,)),
+                 ((32, 1, 8), (2, 2, 4), (2, 1)), ((128, 2, 2), (2, 2, 4), (1,)),
+                 ((32, 4, 2), (1, 1, 2), (4, 2)), ((4, 1, 32), (2, 2, 1), (8, 4, 2))]
+OCCSTORE_CARVEOUT = 28
+OCCSTORE_SHARED = 64 << 10
 FOLD = "    // fold point"
 LOAD = re.compile(r"fld_src\[base_src \+ (\d+)\]")
 METRICS = [
@@ -166,7 +187,7 @@ def launch(plan_path):
     for pt in json.load(open(plan_path))["points"]:
         ext = pt["ext"]
         cells = ext[0] * ext[1] * ext[2]
-        words, shared = LAYOUTS.get(pt["variant"], (COMPONENTS, 0))
+        words, shared = LAYOUTS.get(pt["variant"], (COMPONENTS, pt.get("shared", 0)))
         rng = cp.random.default_rng(1)
         # Populations near 1/19 each, so that rho is near 1 (the same values whatever the
         # padding: the padded words stay zero).
@@ -175,6 +196,8 @@ def launch(plan_path):
                                                          dtype=cp.float64)).astype(cp.float32)
         v = cp.zeros(cells * COMPONENTS, dtype=cp.float32)
         kern = cp.RawKernel(pt["source"], pt["name"], options=tuple(pt.get("options", ())))
+        if pt.get("carveout") is not None:
+            set_carveout(kern, pt["carveout"])
         if shared:
             kern.max_dynamic_shared_size_bytes = shared
         kern(tuple(pt["grid"]), tuple(pt["block"]), (u, v), shared_mem=shared)
@@ -189,7 +212,7 @@ def launch(plan_path):
             if not abs(got - want) <= 1e-4 * abs(want):
                 sys.exit(f"{what}: sum {got} against orig's {want}")
             continue
-        if pt["variant"] in ("orig", "fence"):
+        if pt["variant"] in ("orig", "fence") or pt["variant"].startswith("c64"):
             out = v.reshape(ext[2], ext[1], ext[0], COMPONENTS)
             slab = cp.moveaxis(out[1:1 + SLAB, 1:-1, 1:-1, :], 3, 0)
             ref_sum[key] = float(out[1:-1, 1:-1, 1:-1, :].sum(dtype=cp.float64))
@@ -211,6 +234,21 @@ def measure(binary, out_path, which_set):
             "layout": (PLAN, ("orig", "nostore", "pad20", "pad32", "1bps")),
             "occupancy": (OCCUPANCY_PLAN, ("orig", *(f"bps{n}" for n in BPS))),
             "fence": (FENCE_PLAN, ("orig", "fence"))}
+    if which_set == "occstore":
+        for block, fold, bps in OCCSTORE_PLAN:
+            src, grid, ext, name = emit_cuda(binary, KERNEL, block, fold, "f32", DOMAIN)
+            for which, carveout, shared in [("orig", None, 0), ("c64", OCCSTORE_CARVEOUT, 0)] + [
+                    (f"c64bps{n}", OCCSTORE_CARVEOUT, OCCSTORE_SHARED // n - (1 << 10) - 256)
+                    for n in bps]:
+                points.append({"block": list(block), "fold": list(fold), "variant": which,
+                               "grid": grid, "ext": ext, "name": name,
+                               "options": list(FLOAT_OPTIONS), "carveout": carveout,
+                               "shared": shared, "source": src})
+        results = profile_twins(__file__, points, METRICS + ["launch__occupancy_limit_shared_mem",
+                                                             "launch__registers_per_thread"])
+        json.dump({**provenance(cp), "domain": [int(d) for d in DOMAIN.split(",")],
+                   "results": results}, open(out_path, "w"), indent=1)
+        return
     plan, variants = sets[which_set]
     options = list(FLOAT_OPTIONS) if which_set == "fence" else []
     for block, fold in plan:
@@ -235,8 +273,9 @@ def summary(path):
           f"{'×'.join(map(str, d['domain']))}. B/LUP; `miss` is the L2 read lookup misses over "
           "the L2 reads.\n")
     print("| block | fold | variant | L1 ld | L2 rd | L2 rd miss | miss | L2 wr | fills | DRAM rd | "
-          "DRAM wr | time µs |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
+          "DRAM wr | record sectors lost | time µs | shared config KiB | blocks per SM (shared) "
+          "| warps active % |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for r in d["results"]:
         c = {k: v / updates for k, v in r["counters"].items()}
         rd = 32 * c["lts__t_sectors_srcunit_tex_op_read.sum"]
@@ -247,7 +286,18 @@ def summary(path):
               f"{32 * c['lts__t_sectors_srcunit_tex_op_write.sum']:.1f} | "
               f"{32 * c['lts__d_sectors_fill_device.sum']:.1f} | "
               f"{c['dram__bytes_read.sum']:.1f} | {c['dram__bytes_write.sum']:.1f} | "
-              f"{r['counters']['gpu__time_duration.sum'] / 1e3:.0f} |")
+              # DRAM write beyond the 76-byte record over a record's 2.375 sectors (76 bytes).
+              f"{(c['dram__bytes_write.sum'] - 4 * COMPONENTS) / (4 * COMPONENTS):.2f} | "
+              f"{r['counters']['gpu__time_duration.sum'] / 1e3:.0f} | "
+              f"{cell(r, 'launch__shared_mem_config_size', 1 / 1024)} | "
+              f"{cell(r, 'launch__occupancy_limit_shared_mem', 1)} | "
+              f"{cell(r, 'sm__warps_active.avg.pct_of_peak_sustained_active', 1)} |")
+
+
+def cell(r, metric, scale):
+    """A launch's counter as a table cell, scaled (empty where the run did not measure it)."""
+    v = r["counters"].get(metric)
+    return "" if v is None else f"{v * scale:.0f}"
 
 
 if __name__ == "__main__":
@@ -255,7 +305,7 @@ if __name__ == "__main__":
     if a[:1] == ["launch"] and len(a) == 2:
         launch(a[1])
     elif a[:1] == ["measure"] and len(a) in (3, 4) and a[3:] in (
-            [], ["stores"], ["layout"], ["occupancy"], ["fence"]):
+            [], ["stores"], ["layout"], ["occupancy"], ["fence"], ["occstore"]):
         measure(a[1], a[2], (a[3:] or ["stores"])[0])
     elif a[:1] == ["summary"] and len(a) == 2:
         summary(a[1])
