@@ -44,12 +44,17 @@ fixed carve-out (a 192 KiB L1 in every launch) at its own occupancy and at fewer
 held there by dynamic shared memory (`OCCSTORE_PLAN`). The DRAM reads of the same launches say
 how the L2 misses of folded AoS re-fetches follow the occupancy at a fixed L1.
 
-Every launch is checked: `orig`, `fence`, the `occstore` launches and `soa` against a reference evaluated from the formula printed
+The set `cg` reads every load through L2 only (`__ldcg`: L1 bypassed), at the tiles' own
+occupancy and at fewer blocks per SM (`CG_PLAN`): every reuse of the pull pattern then reaches L2
+at the gap the code gives it, so L2's hits are measured without L1's re-fetch timing in between,
+against the visitor with an L1 of one line.
+
+Every launch is checked: `orig`, `fence`, the `occstore` and `cg` launches and `soa` against a reference evaluated from the formula printed
 in the source (float64, on a slab of 8 planes), `nostore` by the sum of its words against the sum
 of `orig`'s output (relative 1e-4).
 
 usage (GPU, CuPy, ncu, the stencilscope binary):
-  bench/aos-reads.py measure BIN OUT.json [stores|layout|occupancy|fence|occstore]
+  bench/aos-reads.py measure BIN OUT.json [stores|layout|occupancy|fence|occstore|cg]
   bench/aos-reads.py summary OUT.json
 """
 import json
@@ -103,6 +108,12 @@ FLOAT_OPTIONS = ("--ftz=true", "--prec-div=false", "--prec-sqrt=false")
 OCCSTORE_PLAN = [((4, 1, 64), (2, 1, 1), (4, 2)), ((4, 16, 4), (4, 1, 2), (2,)),
                  ((32, 1, 8), (2, 2, 4), (2, 1)), ((128, 2, 2), (2, 2, 4), (1,)),
                  ((32, 4, 2), (1, 1, 2), (4, 2)), ((4, 1, 32), (2, 2, 1), (8, 4, 2))]
+# The set `cg`: the loads read through L2 only (`__ldcg`, L1 bypassed), so that every reuse of
+# the pull pattern reaches L2 at the gap the code gives it, at the tiles' own occupancy (`cg`)
+# and at N blocks per SM (`cgbpsN`, dynamic shared memory as in `occupancy`); with `orig`.
+CG_PLAN = [((4, 1, 32), (2, 2, 1), (4, 2)), ((128, 2, 2), (2, 2, 4), (1,)),
+           ((32, 1, 8), (2, 2, 4), (2, 1)), ((4, 1, 64), (2, 1, 1), (2,)),
+           ((128, 1, 1), (1, 1, 1), (4,)), ((16, 4, 16), (1, 1, 1), (1,))]
 OCCSTORE_CARVEOUT = 28
 OCCSTORE_SHARED = 64 << 10
 FOLD = "    // fold point"
@@ -140,6 +151,8 @@ def variant(src, which, cells):
         return out
     if which == "orig":
         return src
+    if which.startswith("cg"):
+        return LOAD.sub(lambda m: f"__ldcg(&fld_src[base_src + {m.group(1)}])", src)
     if which == "fence":
         # Every fold point after the first begins once the ones before have stored.
         first = src.find(FOLD)
@@ -212,7 +225,7 @@ def launch(plan_path):
             if not abs(got - want) <= 1e-4 * abs(want):
                 sys.exit(f"{what}: sum {got} against orig's {want}")
             continue
-        if pt["variant"] in ("orig", "fence") or pt["variant"].startswith("c64"):
+        if pt["variant"] in ("orig", "fence") or pt["variant"].startswith(("c64", "cg")):
             out = v.reshape(ext[2], ext[1], ext[0], COMPONENTS)
             slab = cp.moveaxis(out[1:1 + SLAB, 1:-1, 1:-1, :], 3, 0)
             ref_sum[key] = float(out[1:-1, 1:-1, 1:-1, :].sum(dtype=cp.float64))
@@ -244,6 +257,21 @@ def measure(binary, out_path, which_set):
                                "grid": grid, "ext": ext, "name": name,
                                "options": list(FLOAT_OPTIONS), "carveout": carveout,
                                "shared": shared, "source": src})
+        results = profile_twins(__file__, points, METRICS + ["launch__occupancy_limit_shared_mem",
+                                                             "launch__registers_per_thread"])
+        json.dump({**provenance(cp), "domain": [int(d) for d in DOMAIN.split(",")],
+                   "results": results}, open(out_path, "w"), indent=1)
+        return
+    if which_set == "cg":
+        for block, fold, bps in CG_PLAN:
+            src, grid, ext, name = emit_cuda(binary, KERNEL, block, fold, "f32", DOMAIN)
+            cells = ext[0] * ext[1] * ext[2]
+            for which, shared in [("orig", 0), ("cg", 0)] + [
+                    (f"cgbps{n}", SM_SHARED // n - (1 << 10) - 256) for n in bps]:
+                points.append({"block": list(block), "fold": list(fold), "variant": which,
+                               "grid": grid, "ext": ext, "name": name,
+                               "options": list(FLOAT_OPTIONS), "shared": shared,
+                               "source": variant(src, which, cells)})
         results = profile_twins(__file__, points, METRICS + ["launch__occupancy_limit_shared_mem",
                                                              "launch__registers_per_thread"])
         json.dump({**provenance(cp), "domain": [int(d) for d in DOMAIN.split(",")],
@@ -305,7 +333,7 @@ if __name__ == "__main__":
     if a[:1] == ["launch"] and len(a) == 2:
         launch(a[1])
     elif a[:1] == ["measure"] and len(a) in (3, 4) and a[3:] in (
-            [], ["stores"], ["layout"], ["occupancy"], ["fence"], ["occstore"]):
+            [], ["stores"], ["layout"], ["occupancy"], ["fence"], ["occstore"], ["cg"]):
         measure(a[1], a[2], (a[3:] or ["stores"])[0])
     elif a[:1] == ["summary"] and len(a) == 2:
         summary(a[1])
