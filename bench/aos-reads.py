@@ -49,12 +49,17 @@ occupancy and at fewer blocks per SM (`CG_PLAN`): every reuse of the pull patter
 at the gap the code gives it, so L2's hits are measured without L1's re-fetch timing in between,
 against the visitor with an L1 of one line.
 
-Every launch is checked: `orig`, `fence`, the `occstore` and `cg` launches and `soa` against a reference evaluated from the formula printed
+The set `spin` runs the `cg` twin with every warp waiting a fixed number of cycles after each
+load (`SPIN_PLAN`, `SPINS`): the same accesses in the same order GPU-wide, further apart in time.
+L2 misses that stay come from the data between two accesses; misses that fall came from a sector
+asked for again while its fill was still on its way.
+
+Every launch is checked: `orig`, `fence`, the `occstore`, `cg` and `spin` launches and `soa` against a reference evaluated from the formula printed
 in the source (float64, on a slab of 8 planes), `nostore` by the sum of its words against the sum
 of `orig`'s output (relative 1e-4).
 
 usage (GPU, CuPy, ncu, the stencilscope binary):
-  bench/aos-reads.py measure BIN OUT.json [stores|layout|occupancy|fence|occstore|cg]
+  bench/aos-reads.py measure BIN OUT.json [stores|layout|occupancy|fence|occstore|cg|spin]
   bench/aos-reads.py summary OUT.json
 """
 import json
@@ -114,6 +119,15 @@ OCCSTORE_PLAN = [((4, 1, 64), (2, 1, 1), (4, 2)), ((4, 16, 4), (4, 1, 2), (2,)),
 CG_PLAN = [((4, 1, 32), (2, 2, 1), (4, 2)), ((128, 2, 2), (2, 2, 4), (1,)),
            ((32, 1, 8), (2, 2, 4), (2, 1)), ((4, 1, 64), (2, 1, 1), (2,)),
            ((128, 1, 1), (1, 1, 1), (4,)), ((16, 4, 16), (1, 1, 1), (1,))]
+# The set `spin`: the `cg` twin at its own occupancy with every warp waiting SPIN cycles after
+# each load (`cgspinSPIN`): the same accesses in the same order GPU-wide, further apart in time.
+# If L2 loses the short reuses by capacity (the data between two accesses), the misses stay; if
+# by time (a sector asked for again while its fill is still on its way), they fall.
+SPIN_PLAN = [((4, 1, 32), (2, 2, 1)), ((128, 2, 2), (2, 2, 4)), ((32, 1, 8), (2, 2, 4))]
+SPINS = (0, 400, 1600, 6400)
+SPIN_FN = ("__device__ __forceinline__ void ss_spin(long long n)\n{\n"
+           "    const long long t0 = clock64();\n    while (clock64() - t0 < n) {\n    }\n"
+           "    asm volatile(\"\" ::: \"memory\");\n}\n")
 OCCSTORE_CARVEOUT = 28
 OCCSTORE_SHARED = 64 << 10
 FOLD = "    // fold point"
@@ -151,6 +165,11 @@ def variant(src, which, cells):
         return out
     if which == "orig":
         return src
+    if which.startswith("cgspin"):
+        spin = int(which[len("cgspin"):])
+        out = LOAD.sub(lambda m: f"__ldcg(&fld_src[base_src + {m.group(1)}]); ss_spin({spin})",
+                       src)
+        return SPIN_FN + out
     if which.startswith("cg"):
         return LOAD.sub(lambda m: f"__ldcg(&fld_src[base_src + {m.group(1)}])", src)
     if which == "fence":
@@ -262,6 +281,19 @@ def measure(binary, out_path, which_set):
         json.dump({**provenance(cp), "domain": [int(d) for d in DOMAIN.split(",")],
                    "results": results}, open(out_path, "w"), indent=1)
         return
+    if which_set == "spin":
+        for block, fold in SPIN_PLAN:
+            src, grid, ext, name = emit_cuda(binary, KERNEL, block, fold, "f32", DOMAIN)
+            cells = ext[0] * ext[1] * ext[2]
+            for which in ["orig"] + [f"cgspin{n}" for n in SPINS]:
+                points.append({"block": list(block), "fold": list(fold), "variant": which,
+                               "grid": grid, "ext": ext, "name": name,
+                               "options": list(FLOAT_OPTIONS), "source": variant(src, which, cells)})
+        results = profile_twins(__file__, points, METRICS + ["launch__registers_per_thread",
+                                                             "launch__occupancy_limit_registers"])
+        json.dump({**provenance(cp), "domain": [int(d) for d in DOMAIN.split(",")],
+                   "results": results}, open(out_path, "w"), indent=1)
+        return
     if which_set == "cg":
         for block, fold, bps in CG_PLAN:
             src, grid, ext, name = emit_cuda(binary, KERNEL, block, fold, "f32", DOMAIN)
@@ -333,7 +365,7 @@ if __name__ == "__main__":
     if a[:1] == ["launch"] and len(a) == 2:
         launch(a[1])
     elif a[:1] == ["measure"] and len(a) in (3, 4) and a[3:] in (
-            [], ["stores"], ["layout"], ["occupancy"], ["fence"], ["occstore"], ["cg"]):
+            [], ["stores"], ["layout"], ["occupancy"], ["fence"], ["occstore"], ["cg"], ["spin"]):
         measure(a[1], a[2], (a[3:] or ["stores"])[0])
     elif a[:1] == ["summary"] and len(a) == 2:
         summary(a[1])
