@@ -262,7 +262,9 @@ impl MachineModel {
     /// together, which the visitor takes where the compiled code interleaves fold points' stores;
     /// 0 (the block's share stands) beyond the table's largest warps. The AoS sweeps show no
     /// SM-wide loss there: interleaved tiles at 40-48 warps per SM lose 0.09-0.16 of their record
-    /// sectors, at 28-36 warps 0.35-0.88 (`bench/aos-store-share.py`).
+    /// sectors, at 28-36 warps 0.35-0.88 (`bench/aos-store-share.py`). Those at 40-48 are all
+    /// 40-48-register kernels, and one keeps its low loss at 32 and 16 warps too (`aos-reads.py`
+    /// set `occstore`): the cap is what the evidence allows, not the occupancy's own effect.
     pub fn partial_store_share_sm(&self, warps: usize) -> f64 {
         match self.partial_store_loss.last() {
             Some(&(most, _)) if warps <= most => self.partial_store_share(warps),
