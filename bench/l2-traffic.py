@@ -93,6 +93,12 @@ isolates one candidate, over buffers well beyond the L2, with every other sector
   lines are read twice (the second pass profiled), with L2's fetch limit FETCH (default or 32
   bytes): where L2 holds lines, the K = 1 buffer (a quarter of the data) is lost at the same MiB
   of lines as the whole one.
+- `window L/W` (the set `window`): L2 under a stream of misses. Block b reads its own chunk of
+  16 KiB (fresh data, a miss in every sector) and then the chunk block b - L read, so about L
+  chunks of fresh data pass between a chunk's two reads (L x 16 KiB), and with W = 1 writes a
+  fresh 16 KiB chunk of an output buffer as well: where the second reads miss tells how long L2
+  keeps a sector it has just fetched while the kernel streams, the regime of the folded AoS tiles
+  whose short reuses L2 loses (the `reread` sets measure a cyclic rescan without new misses).
 - `copy B` (the set `partial`): the records read from one buffer and written to another, as the
   AoS kernel does (19 loads, then 19 stores): how near its bursts of stores come to the paced ones.
 
@@ -102,7 +108,7 @@ sectors from the L1s and the DRAM bytes.
 
 usage (GPU, CuPy, ncu): bench/l2-traffic.py measure OUT.json
                            [traffic|partial|capacity|wcapacity|stagger|runs|threshold|pstride|partner|promote|
-                            pprio|segments|lines]
+                            pprio|segments|lines|window]
                          bench/l2-traffic.py summary OUT.json
 """
 import json
@@ -291,6 +297,30 @@ extern "C" __global__ void reread_w(const float4* __restrict__ a, long long per,
 {
     scan_w(a, per, chunks, o, wper, base, out);
 }
+// window: block b reads chunk b (fresh), then chunk b - lag (read by block b - lag); with `o`,
+// it writes chunk b of `o` (ones) after its first read. `per` float4 per chunk.
+extern "C" __global__ void window(const float4* __restrict__ a, long long per, long long lag,
+                                  float4* o, float* out)
+{
+    const long long b = blockIdx.x;
+    float s = 0.0f;
+    for (long long i = threadIdx.x; i < per; i += blockDim.x) {
+        const float4 v = a[b * per + i];
+        s += v.x + v.y + v.z + v.w - 4.0f;
+        if (o) {
+            o[b * per + i] = make_float4(1.0f, 1.0f, 1.0f, 1.0f);
+        }
+    }
+    if (b >= lag) {
+        for (long long i = threadIdx.x; i < per; i += blockDim.x) {
+            const float4 v = a[(b - lag) * per + i];
+            s += v.x + v.y + v.z + v.w - 4.0f;
+        }
+    }
+    if (s != 0.0f) {
+        atomicAdd(out, s);
+    }
+}
 extern "C" __global__ void halves(const float* __restrict__ a, long long groups, long long lag,
                                   float* __restrict__ out)
 {
@@ -434,7 +464,10 @@ METRICS = [
 ]
 # The probe sets `measure` runs.
 SETS = ("traffic", "partial", "capacity", "wcapacity", "stagger", "runs", "threshold", "pstride",
-        "partner", "promote", "pprio", "segments", "lines")
+        "partner", "promote", "pprio", "segments", "lines", "window")
+WINDOW_CHUNKS = 1 << 15  # window: 32 Ki chunks of 16 KiB, 512 MiB read fresh
+WINDOW_PER = 1024  # window: float4 per chunk
+WINDOW_LAGS = (16, 128, 512, 1024, 1536, 2048, 2560, 3072, 4096)
 SECTORS = 1 << 22  # sectors read or written by gather and scatter: 128 MiB
 EDGE = 256  # records, records-read and soa-store: a 256^3 domain
 LIMIT_L2_FETCH = 0x05  # cudaLimitMaxL2FetchGranularity
@@ -531,6 +564,11 @@ def plan(which):
                 pts.append({"probe": "reread", "mb": mb, "mapping": "twice", "writes": w})
         for mb in (16, 24, 32, 40):
             pts.append({"probe": "reread", "mb": mb, "mapping": "twice", "writes": 0.0})
+        return pts
+    if which == "window":
+        for w in (0, 1):
+            for lag in WINDOW_LAGS:
+                pts.append({"probe": "window", "lag": lag, "writes": w})
         return pts
     if which == "lines":
         for k, limit in ((4, None), (2, None), (1, None), (1, 32)):
@@ -663,6 +701,20 @@ def launch(plan_path):
             rt.deviceSetLimit(LIMIT_L2_FETCH, default_limit)
             if float(out[0]) != 0.0:
                 sys.exit(f"{kind} {pt}: read something other than the ones written")
+        elif kind == "window":
+            buf = big[:WINDOW_CHUNKS * WINDOW_PER * 4]
+            o = big[WINDOW_CHUNKS * WINDOW_PER * 4:][:WINDOW_CHUNKS * WINDOW_PER * 4]
+            o.fill(0.0)
+            out.fill(0.0)
+            mod.get_function("window")((WINDOW_CHUNKS,), (256,),
+                                       (buf, cp.int64(WINDOW_PER), cp.int64(pt["lag"]),
+                                        o if pt["writes"] else cp.uint64(0), out))
+            rt.deviceSynchronize()
+            if float(out[0]) != 0.0:
+                sys.exit(f"window {pt}: read something other than the ones written")
+            if pt["writes"] and not bool(cp.all(o == 1.0)):
+                sys.exit(f"window {pt}: wrong words written")
+            big.fill(1.0)
         elif kind == "reread" and "writes" in pt:
             chunks, per = reread_shape(pt["mb"], sms)
             buf = big[:per * chunks * 4]
@@ -861,7 +913,7 @@ def measure(out_path, which):
         ("none", "application", ["reread_w"]) if which == "wcapacity" else
         ("all", "kernel",
          ["gather", "scatter", "scatter_groups", "records", "records_read", "soa_store", "paced", "copy", "pieces",
-          "runs", "lag", "halves", "paced_halves"]))
+          "runs", "lag", "halves", "paced_halves", "window"]))
     rows, out = profile_plan(__file__, points, names, METRICS, cache, replay)
     default_limit = json.loads(out.strip().splitlines()[-1])["default_fetch_limit"]
     sms = cp.cuda.Device().attributes["MultiProcessorCount"]
@@ -874,6 +926,9 @@ def measure(out_path, which):
             pt["units"], pt["unit_bytes"] = pt.get("sectors", SECTORS), 32
         elif pt["probe"] == "paced":
             pt["units"], pt["unit_bytes"] = PACED_CELLS, 4 * Q
+        elif pt["probe"] == "window":
+            # Per byte read a second time.
+            pt["units"], pt["unit_bytes"] = (WINDOW_CHUNKS - pt["lag"]) * WINDOW_PER * 16, 1
         elif pt["probe"] == "lines":
             # Per sector read.
             pt["units"], pt["unit_bytes"] = pt["mb"] * (1 << 20) // 128 * pt["sectors"], 32
@@ -932,6 +987,12 @@ def summary(path):
             setting = f"{r['mb']} MiB, {r['mapping']} blocks"
             if "writes" in r:
                 setting += f", {r['writes']:g} B written per B read"
+        elif r["probe"] == "window":
+            fresh = WINDOW_CHUNKS * WINDOW_PER * 16
+            setting = (f"second read {r['lag']} chunks later ({r['lag'] * WINDOW_PER * 16 / 2**20:g}"
+                       f" MiB of fresh reads between{', as much written' if r['writes'] else ''}); "
+                       f"DRAM rd beyond the fresh data per byte read again: "
+                       f"{(c[METRICS[0]] - fresh) / u:.3f}")
         elif r["probe"] == "lines":
             lim = r["fetch_limit"] if r["fetch_limit"] else f"default ({d['default_fetch_limit']})"
             setting = (f"{r['sectors']} of 4 sectors of each line, {r['mb']} MiB of lines "
