@@ -99,6 +99,9 @@ isolates one candidate, over buffers well beyond the L2, with every other sector
   fresh 16 KiB chunk of an output buffer as well: where the second reads miss tells how long L2
   keeps a sector it has just fetched while the kernel streams, the regime of the folded AoS tiles
   whose short reuses L2 loses (the `reread` sets measure a cyclic rescan without new misses).
+- `window3 L` (the set `window3`): as `window L/0`, with the chunk read a second time 16 chunks
+  after its first read (a hit, by `window`) and a third time L chunks after it: whether one early
+  hit lets L2 keep a sector as long as a `reread` buffer.
 - `copy B` (the set `partial`): the records read from one buffer and written to another, as the
   AoS kernel does (19 loads, then 19 stores): how near its bursts of stores come to the paced ones.
 
@@ -108,7 +111,7 @@ sectors from the L1s and the DRAM bytes.
 
 usage (GPU, CuPy, ncu): bench/l2-traffic.py measure OUT.json
                            [traffic|partial|capacity|wcapacity|stagger|runs|threshold|pstride|partner|promote|
-                            pprio|segments|lines|window]
+                            pprio|segments|lines|window|window3]
                          bench/l2-traffic.py summary OUT.json
 """
 import json
@@ -321,6 +324,33 @@ extern "C" __global__ void window(const float4* __restrict__ a, long long per, l
         atomicAdd(out, s);
     }
 }
+// window with a hit between: block b reads chunk b, then chunk b - lag1 (a hit while the chunk
+// is young), then chunk b - lag2.
+extern "C" __global__ void window3(const float4* __restrict__ a, long long per, long long lag1,
+                                   long long lag2, float* out)
+{
+    const long long b = blockIdx.x;
+    float s = 0.0f;
+    for (long long i = threadIdx.x; i < per; i += blockDim.x) {
+        const float4 v = a[b * per + i];
+        s += v.x + v.y + v.z + v.w - 4.0f;
+    }
+    if (b >= lag1) {
+        for (long long i = threadIdx.x; i < per; i += blockDim.x) {
+            const float4 v = a[(b - lag1) * per + i];
+            s += v.x + v.y + v.z + v.w - 4.0f;
+        }
+    }
+    if (b >= lag2) {
+        for (long long i = threadIdx.x; i < per; i += blockDim.x) {
+            const float4 v = a[(b - lag2) * per + i];
+            s += v.x + v.y + v.z + v.w - 4.0f;
+        }
+    }
+    if (s != 0.0f) {
+        atomicAdd(out, s);
+    }
+}
 extern "C" __global__ void halves(const float* __restrict__ a, long long groups, long long lag,
                                   float* __restrict__ out)
 {
@@ -464,10 +494,11 @@ METRICS = [
 ]
 # The probe sets `measure` runs.
 SETS = ("traffic", "partial", "capacity", "wcapacity", "stagger", "runs", "threshold", "pstride",
-        "partner", "promote", "pprio", "segments", "lines", "window")
+        "partner", "promote", "pprio", "segments", "lines", "window", "window3")
 WINDOW_CHUNKS = 1 << 15  # window: 32 Ki chunks of 16 KiB, 512 MiB read fresh
 WINDOW_PER = 1024  # window: float4 per chunk
 WINDOW_LAGS = (16, 128, 512, 1024, 1536, 2048, 2560, 3072, 4096)
+WINDOW_HIT_LAG = 16  # window3: the read between, a hit (window: none lost at 16)
 SECTORS = 1 << 22  # sectors read or written by gather and scatter: 128 MiB
 EDGE = 256  # records, records-read and soa-store: a 256^3 domain
 LIMIT_L2_FETCH = 0x05  # cudaLimitMaxL2FetchGranularity
@@ -569,6 +600,10 @@ def plan(which):
         for w in (0, 1):
             for lag in WINDOW_LAGS:
                 pts.append({"probe": "window", "lag": lag, "writes": w})
+        return pts
+    if which == "window3":
+        for lag in WINDOW_LAGS[2:]:
+            pts.append({"probe": "window3", "lag1": WINDOW_HIT_LAG, "lag": lag})
         return pts
     if which == "lines":
         for k, limit in ((4, None), (2, None), (1, None), (1, 32)):
@@ -715,6 +750,15 @@ def launch(plan_path):
             if pt["writes"] and not bool(cp.all(o == 1.0)):
                 sys.exit(f"window {pt}: wrong words written")
             big.fill(1.0)
+        elif kind == "window3":
+            buf = big[:WINDOW_CHUNKS * WINDOW_PER * 4]
+            out.fill(0.0)
+            mod.get_function("window3")((WINDOW_CHUNKS,), (256,),
+                                        (buf, cp.int64(WINDOW_PER), cp.int64(pt["lag1"]),
+                                         cp.int64(pt["lag"]), out))
+            rt.deviceSynchronize()
+            if float(out[0]) != 0.0:
+                sys.exit(f"window3 {pt}: read something other than the ones written")
         elif kind == "reread" and "writes" in pt:
             chunks, per = reread_shape(pt["mb"], sms)
             buf = big[:per * chunks * 4]
@@ -913,7 +957,7 @@ def measure(out_path, which):
         ("none", "application", ["reread_w"]) if which == "wcapacity" else
         ("all", "kernel",
          ["gather", "scatter", "scatter_groups", "records", "records_read", "soa_store", "paced", "copy", "pieces",
-          "runs", "lag", "halves", "paced_halves", "window"]))
+          "runs", "lag", "halves", "paced_halves", "window", "window3"]))
     rows, out = profile_plan(__file__, points, names, METRICS, cache, replay)
     default_limit = json.loads(out.strip().splitlines()[-1])["default_fetch_limit"]
     sms = cp.cuda.Device().attributes["MultiProcessorCount"]
@@ -926,6 +970,9 @@ def measure(out_path, which):
             pt["units"], pt["unit_bytes"] = pt.get("sectors", SECTORS), 32
         elif pt["probe"] == "paced":
             pt["units"], pt["unit_bytes"] = PACED_CELLS, 4 * Q
+        elif pt["probe"] == "window3":
+            # Per byte read a third time.
+            pt["units"], pt["unit_bytes"] = (WINDOW_CHUNKS - pt["lag"]) * WINDOW_PER * 16, 1
         elif pt["probe"] == "window":
             # Per byte read a second time.
             pt["units"], pt["unit_bytes"] = (WINDOW_CHUNKS - pt["lag"]) * WINDOW_PER * 16, 1
@@ -992,6 +1039,12 @@ def summary(path):
             setting = (f"second read {r['lag']} chunks later ({r['lag'] * WINDOW_PER * 16 / 2**20:g}"
                        f" MiB of fresh reads between{', as much written' if r['writes'] else ''}); "
                        f"DRAM rd beyond the fresh data per byte read again: "
+                       f"{(c[METRICS[0]] - fresh) / u:.3f}")
+        elif r["probe"] == "window3":
+            fresh = WINDOW_CHUNKS * WINDOW_PER * 16
+            setting = (f"read again {r['lag1']} chunks later (a hit), then {r['lag']} chunks after "
+                       f"the first read ({r['lag'] * WINDOW_PER * 16 / 2**20:g} MiB of fresh reads "
+                       f"between); DRAM rd beyond the fresh data per byte read the third time: "
                        f"{(c[METRICS[0]] - fresh) / u:.3f}")
         elif r["probe"] == "lines":
             lim = r["fetch_limit"] if r["fetch_limit"] else f"default ({d['default_fetch_limit']})"
