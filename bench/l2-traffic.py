@@ -96,7 +96,8 @@ isolates one candidate, over buffers well beyond the L2, with every other sector
 - `window L/W` (the set `window`): L2 under a stream of misses. Block b reads its own chunk of
   16 KiB (fresh data, a miss in every sector) and then the chunk block b - L read, so about L
   chunks of fresh data pass between a chunk's two reads (L x 16 KiB), and with W = 1 writes a
-  fresh 16 KiB chunk of an output buffer as well: where the second reads miss tells how long L2
+  fresh 16 KiB chunk of an output buffer as well (2^29 bytes after the chunk it reads; W = 2:
+  256 bytes further, so that the two need not share L2 sets): where the second reads miss tells how long L2
   keeps a sector it has just fetched while the kernel streams, the regime of the folded AoS tiles
   whose short reuses L2 loses (the `reread` sets measure a cyclic rescan without new misses).
 - `window3 L` (the set `window3`): as `window L/0`, with the chunk read a second time 16 chunks
@@ -597,7 +598,7 @@ def plan(which):
             pts.append({"probe": "reread", "mb": mb, "mapping": "twice", "writes": 0.0})
         return pts
     if which == "window":
-        for w in (0, 1):
+        for w in (0, 1, 2):
             for lag in WINDOW_LAGS:
                 pts.append({"probe": "window", "lag": lag, "writes": w})
         return pts
@@ -738,7 +739,10 @@ def launch(plan_path):
                 sys.exit(f"{kind} {pt}: read something other than the ones written")
         elif kind == "window":
             buf = big[:WINDOW_CHUNKS * WINDOW_PER * 4]
-            o = big[WINDOW_CHUNKS * WINDOW_PER * 4:][:WINDOW_CHUNKS * WINDOW_PER * 4]
+            # W = 1: the output 2^29 bytes after the input; W = 2: 256 bytes further (the two
+            # need not share L2 sets).
+            skip = 64 if pt["writes"] == 2 else 0
+            o = big[WINDOW_CHUNKS * WINDOW_PER * 4 + skip:][:WINDOW_CHUNKS * WINDOW_PER * 4]
             o.fill(0.0)
             out.fill(0.0)
             mod.get_function("window")((WINDOW_CHUNKS,), (256,),
@@ -1037,7 +1041,8 @@ def summary(path):
         elif r["probe"] == "window":
             fresh = WINDOW_CHUNKS * WINDOW_PER * 16
             setting = (f"second read {r['lag']} chunks later ({r['lag'] * WINDOW_PER * 16 / 2**20:g}"
-                       f" MiB of fresh reads between{', as much written' if r['writes'] else ''}); "
+                       f" MiB of fresh reads between"
+                       f"{['', ', as much written', ', as much written 256 B off'][r['writes']]}); "
                        f"DRAM rd beyond the fresh data per byte read again: "
                        f"{(c[METRICS[0]] - fresh) / u:.3f}")
         elif r["probe"] == "window3":
