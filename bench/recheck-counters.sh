@@ -41,6 +41,13 @@ EARLY_ORDERS=
 if [ -n "$ORDERS" ] && [ "$GPU" = h200 ]; then
   EARLY_ORDERS=$HERE/bench/results/h100/counters/compiled-order/orders-18bdee4.txt
 fi
+# The reports it writes share their names with the committed ones: never into the results.
+case "$(realpath -m "$OUT")/" in
+  "$HERE"/bench/results/*)
+    echo "OUTDIR $OUT lies in bench/results, whose committed reports it would overwrite;" \
+      "give a scratch directory (or none: a temporary one)" >&2
+    exit 2 ;;
+esac
 mkdir -p "$OUT"
 OUT=$(cd "$OUT" && pwd)
 STAR=$HERE/stencils/star3d_r4.toml
