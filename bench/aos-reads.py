@@ -49,6 +49,10 @@ occupancy and at fewer blocks per SM (`CG_PLAN`): every reuse of the pull patter
 at the gap the code gives it, so L2's hits are measured without L1's re-fetch timing in between,
 against the visitor with an L1 of one line.
 
+The set `cgstores` holds three folded `cg` twins at 48 warps per SM and takes their stores
+apart as `stores` does (`CGSTORES_PLAN`): summed into one word, or sent to a structure-of-arrays
+output.
+
 The set `spin` runs the `cg` twin with every warp waiting a fixed number of cycles after each
 load (`SPIN_PLAN`, `SPINS`): the same accesses in the same order GPU-wide, further apart in time.
 L2 misses that stay come from the data between two accesses; misses that fall came from a sector
@@ -59,7 +63,7 @@ in the source (float64, on a slab of 8 planes), `nostore` by the sum of its word
 of `orig`'s output (relative 1e-4).
 
 usage (GPU, CuPy, ncu, the stencilscope binary):
-  bench/aos-reads.py measure BIN OUT.json [stores|layout|occupancy|fence|occstore|cg|spin]
+  bench/aos-reads.py measure BIN OUT.json [stores|layout|occupancy|fence|occstore|cg|spin|cgstores]
   bench/aos-reads.py summary OUT.json
 """
 import json
@@ -128,6 +132,13 @@ SPINS = (0, 400, 1600, 6400)
 SPIN_FN = ("__device__ __forceinline__ void ss_spin(long long n)\n{\n"
            "    const long long t0 = clock64();\n    while (clock64() - t0 < n) {\n    }\n"
            "    asm volatile(\"\" ::: \"memory\");\n}\n")
+# The set `cgstores`: the `cg` twins of three folded tiles held at the blocks per SM the `cg` set
+# found them at (48 warps), as emitted (`cgbpsN`), with the 19 values of a point summed into one
+# word (`cgnostorebpsN`) and with the stores sent to a structure-of-arrays output
+# (`cgsoabpsN`): whether L2 loses their reuses to the partly written records, to any writes, or
+# to the loads alone.
+CGSTORES_PLAN = [((4, 1, 32), (2, 2, 1), 12), ((128, 2, 2), (2, 2, 4), 3),
+                 ((32, 1, 8), (2, 2, 4), 6)]
 OCCSTORE_CARVEOUT = 28
 OCCSTORE_SHARED = 64 << 10
 FOLD = "    // fold point"
@@ -171,7 +182,10 @@ def variant(src, which, cells):
                        src)
         return SPIN_FN + out
     if which.startswith("cg"):
-        return LOAD.sub(lambda m: f"__ldcg(&fld_src[base_src + {m.group(1)}])", src)
+        # cgnostore..., cgsoa...: the `nostore` or `soa` form, its loads through L2 only.
+        base = next((variant(src, form, cells) for form in ("nostore", "soa") if form in which),
+                    src)
+        return LOAD.sub(lambda m: f"__ldcg(&fld_src[base_src + {m.group(1)}])", base)
     if which == "fence":
         # Every fold point after the first begins once the ones before have stored.
         first = src.find(FOLD)
@@ -236,7 +250,7 @@ def launch(plan_path):
         cp.cuda.runtime.deviceSynchronize()
         what = f"{pt['block']} fold {pt['fold']} {pt['variant']}"
         key = (tuple(pt["block"]), tuple(pt["fold"]))
-        if pt["variant"] in LAYOUTS:
+        if pt["variant"] in LAYOUTS or "nostore" in pt["variant"]:
             got = float(v.sum(dtype=cp.float64))
             want = ref_sum.get(key)
             if want is None:
@@ -244,7 +258,8 @@ def launch(plan_path):
             if not abs(got - want) <= 1e-4 * abs(want):
                 sys.exit(f"{what}: sum {got} against orig's {want}")
             continue
-        if pt["variant"] in ("orig", "fence") or pt["variant"].startswith(("c64", "cg")):
+        if pt["variant"] in ("orig", "fence") or (pt["variant"].startswith(("c64", "cg"))
+                                                 and "soa" not in pt["variant"]):
             out = v.reshape(ext[2], ext[1], ext[0], COMPONENTS)
             slab = cp.moveaxis(out[1:1 + SLAB, 1:-1, 1:-1, :], 3, 0)
             ref_sum[key] = float(out[1:-1, 1:-1, 1:-1, :].sum(dtype=cp.float64))
@@ -291,6 +306,22 @@ def measure(binary, out_path, which_set):
                                "options": list(FLOAT_OPTIONS), "source": variant(src, which, cells)})
         results = profile_twins(__file__, points, METRICS + ["launch__registers_per_thread",
                                                              "launch__occupancy_limit_registers"])
+        json.dump({**provenance(cp), "domain": [int(d) for d in DOMAIN.split(",")],
+                   "results": results}, open(out_path, "w"), indent=1)
+        return
+    if which_set == "cgstores":
+        for block, fold, n in CGSTORES_PLAN:
+            src, grid, ext, name = emit_cuda(binary, KERNEL, block, fold, "f32", DOMAIN)
+            cells = ext[0] * ext[1] * ext[2]
+            shared = SM_SHARED // n - (1 << 10) - 256
+            for which, sh in [("orig", 0), (f"cgbps{n}", shared), (f"cgnostorebps{n}", shared),
+                              (f"cgsoabps{n}", shared)]:
+                points.append({"block": list(block), "fold": list(fold), "variant": which,
+                               "grid": grid, "ext": ext, "name": name,
+                               "options": list(FLOAT_OPTIONS), "shared": sh,
+                               "source": variant(src, which, cells)})
+        results = profile_twins(__file__, points, METRICS + ["launch__occupancy_limit_shared_mem",
+                                                             "launch__registers_per_thread"])
         json.dump({**provenance(cp), "domain": [int(d) for d in DOMAIN.split(",")],
                    "results": results}, open(out_path, "w"), indent=1)
         return
@@ -365,7 +396,8 @@ if __name__ == "__main__":
     if a[:1] == ["launch"] and len(a) == 2:
         launch(a[1])
     elif a[:1] == ["measure"] and len(a) in (3, 4) and a[3:] in (
-            [], ["stores"], ["layout"], ["occupancy"], ["fence"], ["occstore"], ["cg"], ["spin"]):
+            [], ["stores"], ["layout"], ["occupancy"], ["fence"], ["occstore"], ["cg"], ["spin"],
+            ["cgstores"]):
         measure(a[1], a[2], (a[3:] or ["stores"])[0])
     elif a[:1] == ["summary"] and len(a) == 2:
         summary(a[1])
