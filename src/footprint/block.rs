@@ -41,7 +41,9 @@
 //! machine's `l2_store_weight` read ones (written data takes more of L2's room). Re-fetches are
 //! linked within their block only, so they stream at the wave's distinct share of the sectors. The
 //! reuse total is exact (`Σ footprints - G`); the links of the sampled rows say how it splits by
-//! distance.
+//! distance. L2 holds whole lines, and each warp instruction on AoS records reads one word of
+//! every record: a read within a wave sees at least the lines of the records the wave's accesses
+//! touch between (`RecordWindow`), however few of their sectors were read.
 //!
 //! DRAM store is the distinct sectors written, plus a write for every sector L2 evicts between
 //! two of its writes by different steps or blocks (each part partial, so also read), plus the
@@ -253,6 +255,159 @@ fn fill_window(ws: &[f64], lines: f64) -> f64 {
 
 /// The working set `ws` (indexed by whole steps) at a window of `w` steps, interpolated; the
 /// whole run's beyond its end.
+/// The smallest and largest place along each axis (a fold point's place in its tile plus an
+/// access's offset) of some accesses to AoS records; `None` where there are none.
+type PlaceSpan = Option<([i64; 3], [i64; 3])>;
+
+/// The union of two spans.
+fn join_spans(a: PlaceSpan, b: PlaceSpan) -> PlaceSpan {
+    match (a, b) {
+        (None, x) | (x, None) => x,
+        (Some((a0, a1)), Some((b0, b1))) => Some((
+            std::array::from_fn(|d| a0[d].min(b0[d])),
+            std::array::from_fn(|d| a1[d].max(b1[d])),
+        )),
+    }
+}
+
+/// The lines of AoS records a block's accesses touch in a window of its steps. L2 holds whole
+/// lines, and a warp instruction on AoS records reads (or writes) one word of every record of its
+/// cells, so a window of a few steps fills L2 with the records' lines, not with the sectors it
+/// reads: the D3Q19 AoS tiles folded along y or z kept up to three times too many reuses
+/// against the visitor's own simulator (an LRU of lines, with L1 out of the way,
+/// `bench/l2-visitor-vs-sim.sh`). The records of a window are the cells of its fold points shifted
+/// by its accesses' offsets; their union is taken as a box, the block's extent widened by the
+/// spread of the places along each axis (at most the tile's period, past which the wave's
+/// neighbouring tiles hold the same records), in runs along x of whole records.
+#[derive(Debug, Clone)]
+struct RecordWindow {
+    /// Per step (fold point by fold point, slot by slot) and kind (load, store): its places.
+    spans: Vec<[PlaceSpan; 2]>,
+    /// Per step: the union from its fold point's first step to it, and from it to the last.
+    prefix: Vec<[PlaceSpan; 2]>,
+    suffix: Vec<[PlaceSpan; 2]>,
+    /// Steps per fold point.
+    slots: usize,
+    /// Bytes per record of the AoS planes loaded, and of those stored.
+    pitch: [f64; 2],
+    /// Bytes of the smallest element of an AoS plane (where a run of records can start).
+    elem: f64,
+    block: [usize; 3],
+    fold: [usize; 3],
+    line: f64,
+}
+
+impl RecordWindow {
+    /// The record window of a program whose planes and accesses are `planes` and `acc`; `None`
+    /// where it accesses no AoS plane.
+    fn new(
+        prog: &MemoryProgram,
+        planes: &[Plane],
+        acc: &[PlaneAccess],
+        line: usize,
+    ) -> Option<Self> {
+        let slots = prog.instructions.len().max(1);
+        let folds: Vec<[usize; 3]> = prog.fold_points().collect();
+        let (mut pitch, mut elem) = ([0.0f64; 2], f64::INFINITY);
+        let mut counted: Vec<(usize, AccessKind)> = Vec::new();
+        let mut offsets: Vec<Vec<[i64; 3]>> = vec![Vec::new(); slots];
+        for a in acc {
+            let pl = &planes[a.plane];
+            if !pl.interleaved() || a.slot as usize >= slots {
+                continue;
+            }
+            offsets[a.slot as usize].push(a.off);
+            if !counted.contains(&(a.plane, a.kind)) {
+                counted.push((a.plane, a.kind));
+                pitch[usize::from(a.kind == AccessKind::Store)] += pl.pitch as f64;
+                elem = elem.min(pl.elem as f64);
+            }
+        }
+        if counted.is_empty() {
+            return None;
+        }
+        let block = prog.config.block;
+        let mut spans: Vec<[PlaceSpan; 2]> = vec![[None, None]; folds.len() * slots];
+        for (st, sp) in spans.iter_mut().enumerate() {
+            let (fp, slot) = (folds[st / slots], st % slots);
+            let k = usize::from(prog.instructions[slot].kind == AccessKind::Store);
+            for o in &offsets[slot] {
+                let v: [i64; 3] = std::array::from_fn(|d| (fp[d] * block[d]) as i64 + o[d]);
+                sp[k] = join_spans(sp[k], Some((v, v)));
+            }
+        }
+        let (mut prefix, mut suffix) = (spans.clone(), spans.clone());
+        for f in 0..folds.len() {
+            for slot in 1..slots {
+                let st = f * slots + slot;
+                for k in 0..2 {
+                    prefix[st][k] = join_spans(prefix[st - 1][k], spans[st][k]);
+                }
+            }
+            for slot in (0..slots - 1).rev() {
+                let st = f * slots + slot;
+                for k in 0..2 {
+                    suffix[st][k] = join_spans(suffix[st + 1][k], spans[st][k]);
+                }
+            }
+        }
+        Some(RecordWindow {
+            spans,
+            prefix,
+            suffix,
+            slots,
+            pitch,
+            elem,
+            block,
+            fold: prog.config.fold,
+            line: line as f64,
+        })
+    }
+
+    /// The lines of the records the block's loads and stores touch in its steps `a..=b`.
+    fn lines(&self, a: u32, b: u32) -> f64 {
+        let n = self.spans.len();
+        if n == 0 {
+            return 0.0;
+        }
+        let (a, b) = ((a as usize).min(n - 1), (b as usize).min(n - 1));
+        let (a, b) = (a.min(b), a.max(b));
+        let (fa, fb) = (a / self.slots, b / self.slots);
+        (0..2)
+            .map(|k| {
+                let span = if fa == fb {
+                    self.spans[a..=b]
+                        .iter()
+                        .fold(None, |u, sp| join_spans(u, sp[k]))
+                } else {
+                    let whole = (fa + 1..fb)
+                        .fold(None, |u, f| join_spans(u, self.suffix[f * self.slots][k]));
+                    join_spans(join_spans(self.suffix[a][k], whole), self.prefix[b][k])
+                };
+                span.map_or(0.0, |(lo, hi)| self.box_lines(lo, hi, self.pitch[k]))
+            })
+            .sum()
+    }
+
+    /// The lines of the records in the box of places `lo..=hi` (widened by the block's extent):
+    /// its rows along y and z times the lines of a run along x, a run of `B` bytes starting at a
+    /// whole element spanning `(B + line - elem) / line` lines on average, or exactly `B / line`
+    /// where the run is a whole row of tiles.
+    fn box_lines(&self, lo: [i64; 3], hi: [i64; 3], pitch: f64) -> f64 {
+        let ext = |d: usize| -> f64 {
+            let period = (self.block[d] * self.fold[d]) as f64;
+            ((self.block[d] as i64 + hi[d] - lo[d]) as f64).min(period)
+        };
+        let run = ext(0) * pitch;
+        let per_run = if ext(0) >= (self.block[0] * self.fold[0]) as f64 {
+            run / self.line
+        } else {
+            (run + self.line - self.elem) / self.line
+        };
+        ext(1) * ext(2) * per_run
+    }
+}
+
 fn ws_at(ws: &[f64], w: f64) -> f64 {
     let last = ws.len() - 1;
     if w >= last as f64 {
@@ -1680,7 +1835,23 @@ impl BlockScratch {
         // A reuse hits with the machine's measured share at its distance, where known (reads of
         // clean sectors, `bench/l2-traffic.py` set `capacity`); else L2 is an LRU of its
         // effective capacity.
-        let hit = |c: &Link| -> f64 { 1.0 - p.l2_miss_at(distance(c) * s as f64) };
+        let written_hit = |c: &Link| -> f64 { 1.0 - p.l2_miss_at(distance(c) * s as f64) };
+        // A read within a wave sees at least the lines of the AoS records the wave touched in
+        // between (see `RecordWindow`), in sectors; at most the grid's data (the boxes of a
+        // small domain's clipped tiles overlap).
+        let records = RecordWindow::new(prog, &self.planes, &self.acc, p.line_bytes);
+        let sectors_per_line = (p.line_bytes / p.sector_bytes) as f64;
+        let grid_room = compulsory + t.stored.distinct;
+        let record_room = |c: &Link| -> f64 {
+            match &records {
+                Some(r) if c.m == 0 => {
+                    (wave_blocks as f64 * r.lines(c.then, c.now) * sectors_per_line).min(grid_room)
+                }
+                _ => 0.0,
+            }
+        };
+        let hit =
+            |c: &Link| -> f64 { 1.0 - p.l2_miss_at(distance(c).max(record_room(c)) * s as f64) };
         let h = if linked > 0.0 {
             self.pass
                 .links
@@ -1726,7 +1897,7 @@ impl BlockScratch {
             .pass
             .write_pairs
             .iter()
-            .map(|c| c.sectors * (1.0 - hit(c)))
+            .map(|c| c.sectors * (1.0 - written_hit(c)))
             .sum::<f64>()
             * nblocks as f64;
         let (reuse_missed, refetch_missed) =

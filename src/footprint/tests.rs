@@ -424,6 +424,43 @@ fn records_stored_across_fold_points_lose_the_share_of_the_sm_warps() {
 }
 
 #[test]
+fn aos_reuses_within_a_wave_see_the_lines_of_the_records_between() {
+    // L2 holds whole lines, and each warp instruction on AoS records reads one word of every
+    // record: against the visitor's own simulator (an LRU of lines), with L1 out of the way, a
+    // D3Q19 AoS tile folded along z kept a third of the misses (`bench/l2-visitor-vs-sim.sh`).
+    let m = crate::spec::load_machine("h100-sxm").unwrap();
+    let load = |f: &str| crate::spec::load_definition(f.as_ref()).unwrap().kernel;
+    let (aos, soa) = (
+        load("bench/counters/d3q19_srt_pull_aos.toml"),
+        load("lbm/d3q19_srt_pull.toml"),
+    );
+    let d = Domain::new3(64, 64, 32);
+    let c = LaunchConfig::new([32, 2, 2], [1, 1, 2]);
+    // 16 SMs of 8 blocks (a wave of an eighth of the grid), an L1 of 8 lines, an LRU L2 of 2 MiB.
+    let p = CacheParams {
+        sms: 16,
+        l1_bytes: 1024,
+        l2_bytes: 2 << 20,
+        l2_reuse_misses: Default::default(),
+        ..CacheParams::from_machine(&m, c.threads(), 8)
+    };
+    let ratio = |k: &Kernel| {
+        let est = estimate(k, &c, &d, &p).unwrap().dram_load;
+        let sim = crate::cachesim::simulate(k, &d, &c, &p).unwrap().dram_load;
+        est / sim
+    };
+    let (r_aos, r_soa) = (ratio(&aos), ratio(&soa));
+    assert!(
+        (0.6..1.1).contains(&r_aos),
+        "AoS estimate / simulator {r_aos}"
+    );
+    assert!(
+        (0.85..1.15).contains(&r_soa),
+        "SoA estimate / simulator {r_soa}"
+    );
+}
+
+#[test]
 fn interleaved_records_keep_the_block_share_beyond_the_measured_sm_warps() {
     // The AoS sweeps (`bench/aos-store-share.py`): tiles whose compiled code interleaves fold
     // points' stores lose the SM's share at 28-36 warps per SM (0.35-0.88), but only about the
