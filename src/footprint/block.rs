@@ -253,8 +253,6 @@ fn fill_window(ws: &[f64], lines: f64) -> f64 {
     f64::INFINITY
 }
 
-/// The working set `ws` (indexed by whole steps) at a window of `w` steps, interpolated; the
-/// whole run's beyond its end.
 /// The smallest and largest place along each axis (a fold point's place in its tile plus an
 /// access's offset) of some accesses to AoS records; `None` where there are none.
 type PlaceSpan = Option<([i64; 3], [i64; 3])>;
@@ -408,6 +406,8 @@ impl RecordWindow {
     }
 }
 
+/// The working set `ws` (indexed by whole steps) at a window of `w` steps, interpolated; the
+/// whole run's beyond its end.
 fn ws_at(ws: &[f64], w: f64) -> f64 {
     let last = ws.len() - 1;
     if w >= last as f64 {
