@@ -99,7 +99,15 @@ OCCUPANCY_PLAN = [((4, 1, 32), (2, 2, 1)), ((128, 2, 2), (2, 2, 4)), ((32, 1, 8)
                   ((128, 1, 1), (1, 1, 1))]
 BPS = (1, 2, 4, 8)
 SM_SHARED = 228 << 10
-LAYOUTS.update({f"bps{n}": (19, SM_SHARED // n - (1 << 10) - 256) for n in BPS})
+
+
+def per_block_share(n, total=SM_SHARED):
+    """Dynamic shared bytes that hold a kernel at `n` blocks per SM: a 1/n share of `total` less
+    the 1 KiB a block reserves and 256 bytes to spare."""
+    return total // n - (1 << 10) - 256
+
+
+LAYOUTS.update({f"bps{n}": (19, per_block_share(n)) for n in BPS})
 # The set `fence`: folded tiles whose compiled code interleaves fold points' stores (their loss of
 # record sectors, spill/ and timed-twin/: 0.67-0.88), and two controls that do not (0.38, 0.45).
 FENCE_PLAN = [((64, 8, 1), (2, 2, 4)), ((16, 8, 4), (2, 2, 4)), ((8, 8, 8), (4, 2, 2)),
@@ -161,6 +169,30 @@ STORE = re.compile(r"fld_dst\[base_dst \+ (\d+)\] = (.*);")
 SLAB = 8
 
 
+# The sets whose launches differ per tile: the tiles `(block, fold, argument)`, the launches of a
+# tile from its argument as `(variant, launch settings)` (a carve-out, dynamic shared bytes; keys
+# left out are not set), and the metrics beyond METRICS.
+SHARE_METRICS = ["launch__occupancy_limit_shared_mem", "launch__registers_per_thread"]
+TILE_SETS = {
+    "occstore": (OCCSTORE_PLAN, lambda bps: [
+        ("orig", {"carveout": None, "shared": 0}),
+        ("c64", {"carveout": OCCSTORE_CARVEOUT, "shared": 0}),
+        *((f"c64bps{n}", {"carveout": OCCSTORE_CARVEOUT,
+                          "shared": per_block_share(n, OCCSTORE_SHARED)}) for n in bps)],
+        SHARE_METRICS),
+    "cg": (CG_PLAN, lambda bps: [
+        ("orig", {"shared": 0}), ("cg", {"shared": 0}),
+        *((f"cgbps{n}", {"shared": per_block_share(n)}) for n in bps)], SHARE_METRICS),
+    "cgstores": (CGSTORES_PLAN, lambda n: [
+        ("orig", {"shared": 0}),
+        *((f"{form}bps{n}", {"shared": per_block_share(n)})
+          for form in ("cg", "cgnostore", "cgsoa"))], SHARE_METRICS),
+    "spin": ([(block, fold, None) for block, fold in SPIN_PLAN],
+             lambda _: [("orig", {}), *((f"cgspin{n}", {}) for n in SPINS)],
+             ["launch__registers_per_thread", "launch__occupancy_limit_registers"]),
+}
+
+
 def variant(src, which, cells):
     """The source of a variant (see the module text); `cells` is the grid's cell count."""
     if which in LAYOUTS and which != "nostore":
@@ -174,7 +206,8 @@ def variant(src, which, cells):
                 return f"fld_src[(long)((base_src + {k - c}) / {COMPONENTS}) * {words}L + {c}]"
             out = LOAD.sub(pad, out)
         return out
-    if which == "orig":
+    if which == "orig" or which.startswith("c64"):
+        # `c64...` differ from `orig` in how they are launched only.
         return src
     if which.startswith("cgspin"):
         spin = int(which[len("cgspin"):])
@@ -281,76 +314,24 @@ def measure(binary, out_path, which_set):
             "layout": (PLAN, ("orig", "nostore", "pad20", "pad32", "1bps")),
             "occupancy": (OCCUPANCY_PLAN, ("orig", *(f"bps{n}" for n in BPS))),
             "fence": (FENCE_PLAN, ("orig", "fence"))}
-    if which_set == "occstore":
-        for block, fold, bps in OCCSTORE_PLAN:
-            src, grid, ext, name = emit_cuda(binary, KERNEL, block, fold, "f32", DOMAIN)
-            for which, carveout, shared in [("orig", None, 0), ("c64", OCCSTORE_CARVEOUT, 0)] + [
-                    (f"c64bps{n}", OCCSTORE_CARVEOUT, OCCSTORE_SHARED // n - (1 << 10) - 256)
-                    for n in bps]:
-                points.append({"block": list(block), "fold": list(fold), "variant": which,
-                               "grid": grid, "ext": ext, "name": name,
-                               "options": list(FLOAT_OPTIONS), "carveout": carveout,
-                               "shared": shared, "source": src})
-        results = profile_twins(__file__, points, METRICS + ["launch__occupancy_limit_shared_mem",
-                                                             "launch__registers_per_thread"])
-        json.dump({**provenance(cp), "domain": [int(d) for d in DOMAIN.split(",")],
-                   "results": results}, open(out_path, "w"), indent=1)
-        return
-    if which_set == "spin":
-        for block, fold in SPIN_PLAN:
-            src, grid, ext, name = emit_cuda(binary, KERNEL, block, fold, "f32", DOMAIN)
-            cells = ext[0] * ext[1] * ext[2]
-            for which in ["orig"] + [f"cgspin{n}" for n in SPINS]:
-                points.append({"block": list(block), "fold": list(fold), "variant": which,
-                               "grid": grid, "ext": ext, "name": name,
-                               "options": list(FLOAT_OPTIONS), "source": variant(src, which, cells)})
-        results = profile_twins(__file__, points, METRICS + ["launch__registers_per_thread",
-                                                             "launch__occupancy_limit_registers"])
-        json.dump({**provenance(cp), "domain": [int(d) for d in DOMAIN.split(",")],
-                   "results": results}, open(out_path, "w"), indent=1)
-        return
-    if which_set == "cgstores":
-        for block, fold, n in CGSTORES_PLAN:
-            src, grid, ext, name = emit_cuda(binary, KERNEL, block, fold, "f32", DOMAIN)
-            cells = ext[0] * ext[1] * ext[2]
-            shared = SM_SHARED // n - (1 << 10) - 256
-            for which, sh in [("orig", 0), (f"cgbps{n}", shared), (f"cgnostorebps{n}", shared),
-                              (f"cgsoabps{n}", shared)]:
-                points.append({"block": list(block), "fold": list(fold), "variant": which,
-                               "grid": grid, "ext": ext, "name": name,
-                               "options": list(FLOAT_OPTIONS), "shared": sh,
-                               "source": variant(src, which, cells)})
-        results = profile_twins(__file__, points, METRICS + ["launch__occupancy_limit_shared_mem",
-                                                             "launch__registers_per_thread"])
-        json.dump({**provenance(cp), "domain": [int(d) for d in DOMAIN.split(",")],
-                   "results": results}, open(out_path, "w"), indent=1)
-        return
-    if which_set == "cg":
-        for block, fold, bps in CG_PLAN:
-            src, grid, ext, name = emit_cuda(binary, KERNEL, block, fold, "f32", DOMAIN)
-            cells = ext[0] * ext[1] * ext[2]
-            for which, shared in [("orig", 0), ("cg", 0)] + [
-                    (f"cgbps{n}", SM_SHARED // n - (1 << 10) - 256) for n in bps]:
-                points.append({"block": list(block), "fold": list(fold), "variant": which,
-                               "grid": grid, "ext": ext, "name": name,
-                               "options": list(FLOAT_OPTIONS), "shared": shared,
-                               "source": variant(src, which, cells)})
-        results = profile_twins(__file__, points, METRICS + ["launch__occupancy_limit_shared_mem",
-                                                             "launch__registers_per_thread"])
-        json.dump({**provenance(cp), "domain": [int(d) for d in DOMAIN.split(",")],
-                   "results": results}, open(out_path, "w"), indent=1)
-        return
-    plan, variants = sets[which_set]
-    options = list(FLOAT_OPTIONS) if which_set == "fence" else []
-    for block, fold in plan:
+    if which_set in TILE_SETS:
+        plan, launches, extra = TILE_SETS[which_set]
+        tiles = [(block, fold, launches(arg)) for block, fold, arg in plan]
+        options, metrics = list(FLOAT_OPTIONS), METRICS + extra
+    else:
+        plan, variants = sets[which_set]
+        tiles = [(block, fold, [(which, {}) for which in variants]) for block, fold in plan]
+        options = list(FLOAT_OPTIONS) if which_set == "fence" else []
+        metrics = METRICS
+    for block, fold, tile_launches in tiles:
         src, grid, ext, name = emit_cuda(binary, KERNEL, block, fold, "f32", DOMAIN)
         cells = ext[0] * ext[1] * ext[2]
         # `orig` is launched first: the checks of the `nostore` forms need its sum.
-        for which in variants:
+        for which, settings in tile_launches:
             points.append({"block": list(block), "fold": list(fold), "variant": which,
                            "grid": grid, "ext": ext, "name": name, "options": options,
-                           "source": variant(src, which, cells)})
-    results = profile_twins(__file__, points, METRICS)
+                           **settings, "source": variant(src, which, cells)})
+    results = profile_twins(__file__, points, metrics)
     dom = [int(d) for d in DOMAIN.split(",")]
     json.dump({**provenance(cp), "domain": dom, "results": results}, open(out_path, "w"),
               indent=1)
