@@ -278,6 +278,7 @@ impl CacheParams {
         blocks_per_sm: usize,
         l1_bytes: usize,
     ) -> CacheParams {
+        let warps = threads_per_block.div_ceil(machine.warp_size.max(1));
         CacheParams {
             sms: machine.sms,
             blocks_per_sm,
@@ -288,19 +289,13 @@ impl CacheParams {
             l2_bytes: machine.l2_effective_bytes,
             l2_reuse_misses: machine.l2_reuse_curve(),
             l2_store_weight: machine.l2_store_weight,
-            l1_interleave: machine.l1_interleave_at(
-                threads_per_block.div_ceil(machine.warp_size.max(1)) * blocks_per_sm,
-                l1_bytes,
-            ),
+            l1_interleave: machine.l1_interleave_at(warps * blocks_per_sm, l1_bytes),
             sector_bytes: machine.sector_bytes,
             dram_fetch_bytes: machine.l2_fetch_bytes,
             line_bytes: machine.line_bytes,
             warp_size: machine.warp_size,
-            partial_store_loss: machine
-                .partial_store_share(threads_per_block.div_ceil(machine.warp_size.max(1))),
-            partial_store_loss_sm: machine.partial_store_share_sm(
-                threads_per_block.div_ceil(machine.warp_size.max(1)) * blocks_per_sm,
-            ),
+            partial_store_loss: machine.partial_store_share(warps),
+            partial_store_loss_sm: machine.partial_store_share_sm(warps * blocks_per_sm),
             l1_queue: machine.l1_queue_instructions as f64,
             l2_latency_lines: machine.l2_latency_cycles * machine.l1_wavefronts_per_cycle_per_sm,
         }

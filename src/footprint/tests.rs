@@ -388,29 +388,37 @@ fn records_stored_word_by_word_lose_a_share_of_their_sectors() {
     assert!(data_volumes(&aos, &d, &c, &p).is_err());
 }
 
-#[test]
-fn records_stored_across_fold_points_lose_the_share_of_the_sm_warps() {
-    // Measured on the H100 (`bench/aos-reads.py`, set `fence`): where the compiled code stores
-    // into two fold points' records at once, 16-warp blocks lose 0.79-0.90 of their record
-    // sectors, 0.24 (the share for their warps) with the fold points' stores kept apart.
+/// AoS records stored word by word by blocks of 32×2 threads folded twice along z, on 64×8×4: the
+/// program as emitted (each fold point's stores together), and in a compiled order that takes the
+/// two fold points' stores turn about.
+fn records_of_two_fold_points() -> (MemoryProgram, MemoryProgram) {
     let k = records_stored_word_by_word(Layout::Zyxf);
     let (d, c) = (
         Domain::new3(64, 8, 4),
         LaunchConfig::new([32, 2, 1], [1, 1, 2]),
     );
+    let emitted = MemoryProgram::new(&k, &d, &c).unwrap();
+    let mut turns: Vec<(usize, usize)> = emitted.issued_sequence().collect();
+    turns.sort_by_key(|&(f, i)| (i, f));
+    let together = emitted.clone().with_compiled_order(turns).unwrap();
+    (emitted, together)
+}
+
+#[test]
+fn records_stored_across_fold_points_lose_the_share_of_the_sm_warps() {
+    // Measured on the H100 (`bench/aos-reads.py`, set `fence`): where the compiled code stores
+    // into two fold points' records at once, 16-warp blocks lose 0.79-0.90 of their record
+    // sectors, 0.24 (the share for their warps) with the fold points' stores kept apart.
     let p = CacheParams {
         partial_store_loss: 0.1,
         partial_store_loss_sm: 0.6,
         ..big()
     };
-    let emitted = MemoryProgram::new(&k, &d, &c).unwrap();
+    let (emitted, turns) = records_of_two_fold_points();
     let order: Vec<(usize, usize)> = emitted.issued_sequence().collect();
-    // The two fold points' stores taken turn about.
-    let mut turns = order.clone();
-    turns.sort_by_key(|&(f, i)| (i, f));
     let est = |prog: &MemoryProgram| Estimator::default().estimate_program(prog, &p).unwrap();
     let apart = est(&emitted.clone().with_compiled_order(order).unwrap());
-    let together = est(&emitted.clone().with_compiled_order(turns).unwrap());
+    let together = est(&turns);
     // 76 B of records per update, lost at 0.1 apart and 0.6 together.
     assert!(close(apart.dram_store, 76.0 + 7.6), "{apart:?}");
     assert!(close(together.dram_store, 76.0 + 45.6), "{together:?}");
@@ -469,15 +477,7 @@ fn interleaved_records_keep_the_block_share_beyond_the_measured_sm_warps() {
     let at = |bps| CacheParams::from_machine(&m, 256, bps);
     assert_eq!(at(4).partial_store_loss_sm, m.partial_store_share(32));
     assert_eq!(at(6).partial_store_loss_sm, 0.0);
-    let k = records_stored_word_by_word(Layout::Zyxf);
-    let (d, c) = (
-        Domain::new3(64, 8, 4),
-        LaunchConfig::new([32, 2, 1], [1, 1, 2]),
-    );
-    let emitted = MemoryProgram::new(&k, &d, &c).unwrap();
-    let mut turns: Vec<(usize, usize)> = emitted.issued_sequence().collect();
-    turns.sort_by_key(|&(f, i)| (i, f));
-    let together = emitted.with_compiled_order(turns).unwrap();
+    let (_, together) = records_of_two_fold_points();
     let store = |p: &CacheParams| {
         Estimator::default()
             .estimate_program(&together, p)
