@@ -13,6 +13,32 @@ fn fixture(name: &str) -> PathBuf {
         .join(name)
 }
 
+/// The arguments of a `counters` run of star3d_r4 on 64³ (H200) with the stand-in ncu `ncu`, the
+/// configurations `configs` and the report `t` in `report`.
+fn stand_in_args(configs: &str, ncu: &Path, report: &Path) -> Vec<String> {
+    let mut args: Vec<String> = [
+        "counters",
+        "stencils/star3d_r4.toml",
+        "--machine",
+        "h200",
+        "--domain",
+        "64,64,64",
+        "--configs",
+        configs,
+        "--ncu",
+    ]
+    .map(String::from)
+    .into();
+    args.extend([
+        ncu.display().to_string(),
+        "--out".into(),
+        report.display().to_string(),
+        "--name".into(),
+        "t".into(),
+    ]);
+    args
+}
+
 #[test]
 fn missing_ncu_is_an_error() {
     let dir = tempfile::tempdir().unwrap();
@@ -160,21 +186,8 @@ fn stand_in_ncu_drives_the_whole_sweep() {
         .env("FAKE_CSV", &csv_path)
         .env("FAKE_TWIN", &twin)
         .env("FAKE_LOG", &log)
+        .args(stand_in_args(&configs.display().to_string(), &ncu, &report))
         .args([
-            "counters",
-            "stencils/star3d_r4.toml",
-            "--machine",
-            "h200",
-            "--domain",
-            "64,64,64",
-            "--configs",
-            &configs.display().to_string(),
-            "--ncu",
-            &ncu.display().to_string(),
-            "--out",
-            &report.display().to_string(),
-            "--name",
-            "t",
             "--commit",
             "abc123",
             "--ncu-section",
@@ -243,22 +256,7 @@ fn counters_the_user_may_not_read_are_named_with_the_fix() {
     let (ok, stdout, stderr) = out(bin()
         .env("FAKE_DENY", "1")
         .env("FAKE_LOG", dir.path().join("args.txt"))
-        .args([
-            "counters",
-            "stencils/star3d_r4.toml",
-            "--machine",
-            "h200",
-            "--domain",
-            "64,64,64",
-            "--configs",
-            "sample:2",
-            "--ncu",
-            &ncu.display().to_string(),
-            "--out",
-            &report.display().to_string(),
-            "--name",
-            "t",
-        ]));
+        .args(stand_in_args("sample:2", &ncu, &report)));
     assert!(!ok, "{stdout}");
     assert!(stderr.contains("ERR_NVGPUCTRPERM"), "{stderr}");
     assert!(
