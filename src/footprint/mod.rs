@@ -289,7 +289,7 @@ impl CacheParams {
             l2_bytes: machine.l2_effective_bytes,
             l2_reuse_misses: machine.l2_reuse_curve(),
             l2_store_weight: machine.l2_store_weight,
-            l1_interleave: machine.l1_interleave_at(warps * blocks_per_sm, l1_bytes),
+            l1_interleave: machine.l1_interleave_for(warps, blocks_per_sm, l1_bytes),
             sector_bytes: machine.sector_bytes,
             dram_fetch_bytes: machine.l2_fetch_bytes,
             line_bytes: machine.line_bytes,

@@ -67,6 +67,29 @@ fn interleave_share(table: &[(usize, usize, f64, f64)], warps: usize, lines: f64
     crate::footprint::piecewise_linear(by_warps, log2(warps as f64)).unwrap_or(1.0)
 }
 
+/// The shares of an interleave table `t` for `warps` resident warps per SM and an L1 of
+/// `l1_bytes` (see [`MachineModel::l1_interleave_at`]).
+fn interleave_shares(
+    t: &[(usize, usize, f64, f64)],
+    warps: usize,
+    l1_bytes: usize,
+) -> crate::footprint::InterleaveShares {
+    let mut sizes: Vec<usize> = t.iter().map(|p| p.0).collect();
+    sizes.dedup();
+    let rows = |kib: usize| &t[t.partition_point(|p| p.0 < kib)..t.partition_point(|p| p.0 <= kib)];
+    let points: Vec<(f64, f64)> = interleave_lines(t)
+        .into_iter()
+        .map(|l| {
+            let by_l1 = sizes
+                .iter()
+                .map(|&kib| ((kib * 1024) as f64, interleave_share(rows(kib), warps, l)));
+            let share = crate::footprint::piecewise_linear(by_l1, l1_bytes as f64);
+            (l, share.unwrap_or(1.0).clamp(f64::MIN_POSITIVE, 1.0))
+        })
+        .collect();
+    crate::footprint::InterleaveShares::new(&points).unwrap_or_default()
+}
+
 /// A GPU as the model sees it. Bandwidths in bytes per second; sizes in bytes.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct MachineModel {
@@ -106,6 +129,10 @@ pub struct MachineModel {
     /// lockstep).
     #[serde(default)]
     pub l1_interleave: Vec<(usize, usize, f64, f64)>,
+    /// [`MachineModel::l1_interleave`] where one block fills the SM (its warps all start
+    /// together), in the same rows; empty where not measured (the table of several blocks).
+    #[serde(default)]
+    pub l1_interleave_one_block: Vec<(usize, usize, f64, f64)>,
     /// The SM's L1 and shared memory together, where known: a launch's L1 is what its
     /// shared-memory configuration leaves of it (`l1_bytes` is the L1 of the usual one).
     #[serde(default)]
@@ -203,22 +230,25 @@ impl MachineModel {
         warps: usize,
         l1_bytes: usize,
     ) -> crate::footprint::InterleaveShares {
-        let t = &self.l1_interleave;
-        let mut sizes: Vec<usize> = t.iter().map(|p| p.0).collect();
-        sizes.dedup();
-        let rows =
-            |kib: usize| &t[t.partition_point(|p| p.0 < kib)..t.partition_point(|p| p.0 <= kib)];
-        let points: Vec<(f64, f64)> = interleave_lines(t)
-            .into_iter()
-            .map(|l| {
-                let by_l1 = sizes
-                    .iter()
-                    .map(|&kib| ((kib * 1024) as f64, interleave_share(rows(kib), warps, l)));
-                let share = crate::footprint::piecewise_linear(by_l1, l1_bytes as f64);
-                (l, share.unwrap_or(1.0).clamp(f64::MIN_POSITIVE, 1.0))
-            })
-            .collect();
-        crate::footprint::InterleaveShares::new(&points).unwrap_or_default()
+        interleave_shares(&self.l1_interleave, warps, l1_bytes)
+    }
+
+    /// The interleave shares of a launch of `blocks_per_sm` blocks of `warps_per_block` warps
+    /// and an L1 of `l1_bytes`: [`MachineModel::l1_interleave_one_block`] where one block fills
+    /// the SM and that table was measured, else [`MachineModel::l1_interleave`] (measured with
+    /// several blocks per SM); both as [`MachineModel::l1_interleave_at`] reads them.
+    pub fn l1_interleave_for(
+        &self,
+        warps_per_block: usize,
+        blocks_per_sm: usize,
+        l1_bytes: usize,
+    ) -> crate::footprint::InterleaveShares {
+        let one = &self.l1_interleave_one_block;
+        if blocks_per_sm == 1 && !one.is_empty() {
+            interleave_shares(one, warps_per_block, l1_bytes)
+        } else {
+            self.l1_interleave_at(warps_per_block * blocks_per_sm, l1_bytes)
+        }
     }
 
     /// The ways ([`MachineModel::l1_conflict_ways`]) of a launch granted `l1_bytes` of L1, from
@@ -463,6 +493,23 @@ mod tests {
         assert!(close(m.l1_interleave_at(16, 248 * kib).share(8.0), 0.75));
         m.l1_interleave.clear();
         assert_eq!(m.l1_interleave_at(64, 224 * kib).share(8.0), 1.0);
+    }
+
+    #[test]
+    fn one_block_per_sm_takes_the_one_block_table() {
+        let mut m = crate::spec::load_machine("h100-sxm").unwrap();
+        let kib = 1024;
+        let at = |m: &super::MachineModel, warps, blocks| {
+            m.l1_interleave_for(warps, blocks, 248 * kib).share(32.0)
+        };
+        // The presets: one block of 32 warps at 32 lines per load interleaves 18.7 of them (the
+        // one-block table at 248 KiB), two blocks of 16 warps 10.9 (224 KiB, the nearest).
+        assert!((at(&m, 32, 1) - 18.7 / 32.0).abs() < 1e-12);
+        assert!((at(&m, 16, 2) - 10.9 / 32.0).abs() < 1e-12);
+        assert_eq!(at(&m, 16, 2), m.l1_interleave_at(32, 248 * kib).share(32.0));
+        // Without the one-block table one block takes the table of several.
+        m.l1_interleave_one_block.clear();
+        assert_eq!(at(&m, 32, 1), m.l1_interleave_at(32, 248 * kib).share(32.0));
     }
 
     #[test]

@@ -268,6 +268,10 @@ const PARTIAL_STORE_KEY: &str = "partial_store_loss";
 /// lines per load, effective warps]` rows (see [`MachineModel::l1_interleave`]).
 const INTERLEAVE_KEY: &str = "l1_interleave";
 
+/// The optional figure with the warp interleaving seen from L1 where one block fills the SM, in
+/// the rows of [`INTERLEAVE_KEY`] (see [`MachineModel::l1_interleave_one_block`]).
+const INTERLEAVE_ONE_BLOCK_KEY: &str = "l1_interleave_one_block";
+
 /// The optional figure with the L1's ways at smaller L1 sizes: `[L1 KiB, ways]` pairs (see
 /// [`MachineModel::l1_conflict_ways_by_l1`]).
 const WAYS_BY_L1_KEY: &str = "l1_conflict_ways_by_l1";
@@ -358,6 +362,7 @@ pub fn parse_machine(text: &str, file: &str) -> Result<MachineModel, MachineErro
             PARTIAL_STORE_KEY,
             REUSE_KEY,
             INTERLEAVE_KEY,
+            INTERLEAVE_ONE_BLOCK_KEY,
             WAYS_BY_L1_KEY,
         ])
         .collect();
@@ -486,31 +491,36 @@ pub fn parse_machine(text: &str, file: &str) -> Result<MachineModel, MachineErro
         absurd,
         sourced,
     )?;
-    let l1_interleave = table_figure(
-        table.get(INTERLEAVE_KEY),
-        INTERLEAVE_KEY,
-        &format!(
-            "an array of [L1 KiB, warps per SM, lines per load, effective warps] rows, rising by \
-             L1, then warps, then lines, L1 from 1 to 16384 KiB, warps from 2 to 1024, lines \
-             from 1 to 32 (at most {} distinct), effective warps above 0 and at most the warps, \
-             e.g. [[28, 16, 8, 6.2], [224, 16, 8, 11.8], [224, 64, 8, 41.8]]",
-            crate::footprint::INTERLEAVE_POINTS
-        ),
-        |[k, w, l, e]| {
-            let k = k.as_integer().filter(|k| (1..=16384).contains(k))? as usize;
-            let w = w.as_integer().filter(|w| (2..=1024).contains(w))? as usize;
-            let l = as_number(l).filter(|l| (1.0..=32.0).contains(l))?;
-            let e = as_number(e).filter(|&e| e > 0.0 && e <= w as f64)?;
-            Some((k, w, l, e))
-        },
-        |t| {
-            crate::machine::interleave_lines(t).len() <= crate::footprint::INTERLEAVE_POINTS
-                && t.windows(2)
-                    .all(|p| (p[0].0, p[0].1, p[0].2) < (p[1].0, p[1].1, p[1].2))
-        },
-        absurd,
-        sourced,
-    )?;
+    // Both interleave tables: [L1 KiB, warps per SM, lines per load, effective warps] rows.
+    let interleave_table = |key: &str| {
+        table_figure(
+            table.get(key),
+            key,
+            &format!(
+                "an array of [L1 KiB, warps per SM, lines per load, effective warps] rows, rising \
+                 by L1, then warps, then lines, L1 from 1 to 16384 KiB, warps from 2 to 1024, \
+                 lines from 1 to 32 (at most {} distinct), effective warps above 0 and at most \
+                 the warps, e.g. [[28, 16, 8, 6.2], [224, 16, 8, 11.8], [224, 64, 8, 41.8]]",
+                crate::footprint::INTERLEAVE_POINTS
+            ),
+            |[k, w, l, e]| {
+                let k = k.as_integer().filter(|k| (1..=16384).contains(k))? as usize;
+                let w = w.as_integer().filter(|w| (2..=1024).contains(w))? as usize;
+                let l = as_number(l).filter(|l| (1.0..=32.0).contains(l))?;
+                let e = as_number(e).filter(|&e| e > 0.0 && e <= w as f64)?;
+                Some((k, w, l, e))
+            },
+            |t| {
+                crate::machine::interleave_lines(t).len() <= crate::footprint::INTERLEAVE_POINTS
+                    && t.windows(2)
+                        .all(|p| (p[0].0, p[0].1, p[0].2) < (p[1].0, p[1].1, p[1].2))
+            },
+            absurd,
+            sourced,
+        )
+    };
+    let l1_interleave = interleave_table(INTERLEAVE_KEY)?;
+    let l1_interleave_one_block = interleave_table(INTERLEAVE_ONE_BLOCK_KEY)?;
     let l1_conflict_ways_by_l1 = table_figure(
         table.get(WAYS_BY_L1_KEY),
         WAYS_BY_L1_KEY,
@@ -540,6 +550,7 @@ pub fn parse_machine(text: &str, file: &str) -> Result<MachineModel, MachineErro
         l1_conflict_ways_by_l1,
         l1_set_index,
         l1_interleave,
+        l1_interleave_one_block,
         l1_shared_bytes: match u("l1_shared_bytes") {
             0 => None,
             b => Some(b),
@@ -842,11 +853,13 @@ mod tests {
             assert_refused(&t, at, why, bad);
         }
         assert_needs_source(text, "partial_store_loss");
-        // The warps interleaved with a burst: rows rising by L1, warps and lines, with a source.
-        let start = text.find("l1_interleave = [\n").unwrap();
-        let block = &text[start..start + text[start..].find("\n]\n").unwrap() + 2];
-        let at = text[..start].lines().count() + 1;
-        for bad in [
+        // The warps interleaved with a burst (with several blocks per SM and with one): rows
+        // rising by L1, warps and lines, with a source.
+        for key in ["l1_interleave", "l1_interleave_one_block"] {
+            let start = text.find(&format!("{key} = [\n")).unwrap();
+            let block = &text[start..start + text[start..].find("\n]\n").unwrap() + 2];
+            let at = text[..start].lines().count() + 1;
+            for bad in [
             "[[224, 64, 8, 30], [224, 16, 8, 10]]",
             "[[224, 16, 8, 10], [224, 16, 4, 10]]",
             "[[224, 16, 8, 10], [28, 16, 8, 10]]",
@@ -860,8 +873,10 @@ mod tests {
             "[]",
             "[[224, 16, 1, 9], [224, 16, 2, 9], [224, 16, 3, 9], [224, 16, 4, 9], [224, 16, 5, 9], [224, 16, 6, 9], [224, 16, 7, 9], [224, 16, 8, 9], [224, 16, 9, 9]]",
         ] {
-            let t = text.replace(block, &format!("l1_interleave = {bad}"));
+            let t = text.replace(block, &format!("{key} = {bad}"));
             assert_refused(&t, at, "effective warps] rows", bad);
+        }
+            assert_needs_source(text, key);
         }
         // The ways of smaller L1s: [KiB, ways] pairs, KiB rising, with a source.
         let line = text
@@ -882,7 +897,6 @@ mod tests {
             assert_refused(&t, at, "[L1 KiB, ways] pairs", bad);
         }
         assert_needs_source(text, "l1_conflict_ways_by_l1");
-        assert_needs_source(text, "l1_interleave");
         // L2's misses by reuse distance (the h100-sxm preset carries them): MiB rising, shares
         // from 0 to 1, at most 16 points.
         let line = text
