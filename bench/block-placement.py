@@ -16,10 +16,14 @@ start of its first warp and at the end of its last, checks the output against a 
   (1 under the simulator's rule) and of block `i - 1`;
 - the SM of each block of the first wave, in launch order;
 - `timing`: block durations, and the gap in start time between blocks one step apart in x, y, z
-  and one first wave apart in launch order, in median block durations (lockstep waves: 0 and 1).
+  and one first wave apart in launch order, in median block durations (lockstep waves: 0 and 1);
+- with `--rows star:R` or `box:R` (the stencil's rows along y and z: the axes within R, or the
+  whole square) and for tiles one row tall and deep: `rows_from_sm`, the share of a block's input
+  rows that another block on its SM read while running at the same time, or that ended at most
+  0.5, 1 or 2 median durations before it started (rows its L1 may still hold).
 
 usage (on a machine with an NVIDIA GPU, CuPy and the stencilscope binary):
-  bench/block-placement.py BIN OUT.json KERNEL.toml DTYPE DOMAIN CONFIG...
+  bench/block-placement.py BIN OUT.json KERNEL.toml DTYPE DOMAIN [--rows star:R|box:R] CONFIG...
     CONFIG = bx,by,bz/fx,fy,fz (for example 1,64,4/1,1,1)
   bench/block-placement.py --summary OUT.json
 """
@@ -58,7 +62,52 @@ def instrument(src):
     return "\n".join(lines)
 
 
-def analyse(rec, wpb, grid, sms):
+def row_offsets(rows):
+    """The (dy, dz) rows a point reads for `--rows star:R` or `box:R`."""
+    kind, r = rows.split(":")
+    r = int(r)
+    if kind == "star":
+        return {(d, 0) for d in range(-r, r + 1)} | {(0, d) for d in range(-r, r + 1)}
+    if kind == "box":
+        return {(a, b) for a in range(-r, r + 1) for b in range(-r, r + 1)}
+    sys.exit(f"--rows must be star:R or box:R, not {rows}")
+
+
+def rows_from_sm(sm, start, end, grid, offsets, windows=(0.0, 0.5, 1.0, 2.0), samples=4000):
+    """For tiles one row tall and deep: per window W (median durations), the share of a block's
+    input rows that a block on the same SM also reads and that ran while it did or ended at most
+    W before it started."""
+    import numpy as np
+
+    gx, gy, gz = grid
+    nb = len(sm)
+    med = float(np.median(end - start))
+    rng = np.random.default_rng(1)
+    reach = max(max(abs(a), abs(b)) for a, b in offsets)
+    shares = {w: [] for w in windows}
+    for b in rng.choice(nb, min(nb, samples), replace=False):
+        by, bz = (b // gx) % gy, b // (gx * gy)
+        rows = {(by + a, bz + c) for a, c in offsets}
+        # Candidates: the blocks of the same x whose rows can meet these.
+        found = {w: set() for w in windows}
+        for dz in range(-2 * reach, 2 * reach + 1):
+            for dy in range(-2 * reach, 2 * reach + 1):
+                ny, nz = by + dy, bz + dz
+                if (dy, dz) == (0, 0) or not (0 <= ny < gy and 0 <= nz < gz):
+                    continue
+                n = b + dy * gx + dz * gx * gy
+                if sm[n] != sm[b] or start[n] > end[b]:
+                    continue
+                common = rows & {(ny + a, nz + c) for a, c in offsets}
+                for w in windows:
+                    if end[n] >= start[b] - w * med:
+                        found[w] |= common
+        for w in windows:
+            shares[w].append(len(found[w]) / len(rows))
+    return {str(w): float(np.mean(v)) for w, v in shares.items()}
+
+
+def analyse(rec, wpb, grid, sms, offsets=None):
     """Placement statistics of one launch from its per-warp records."""
     import numpy as np
 
@@ -104,7 +153,10 @@ def analyse(rec, wpb, grid, sms):
             gap = (start[step:] - start[:-step]) / med
             timing["start_gap"][name] = {"step": int(step),
                                          "q10_50_90": [float(np.percentile(gap, q)) for q in (10, 50, 90)]}
-    return {"same_sm": same_sm, "timing": timing,
+    extra = {}
+    if offsets and grid[0] >= 1:
+        extra["rows_from_sm"] = rows_from_sm(sm, start, end, grid, offsets)
+    return {**extra, "same_sm": same_sm, "timing": timing,
             "delta_top": [[int(d), int(c)] for d, c in delta.most_common(12)],
             "delta_samples": 4000 if nb > 4000 else nb,
             "first_wave_blocks": int(len(first)), "sms_used": nsm,
@@ -112,7 +164,7 @@ def analyse(rec, wpb, grid, sms):
             "first_wave_sm": fw.tolist(), "first_wave_ids": first.tolist()[:64]}
 
 
-def measure(binary, out_path, kernel, dtype, domain, configs):
+def measure(binary, out_path, kernel, dtype, domain, configs, rows=None):
     import cupy as cp
 
     dev = cp.cuda.runtime.getDeviceProperties(0)
@@ -134,7 +186,9 @@ def measure(binary, out_path, kernel, dtype, domain, configs):
             rec.fill(0)
             kern(tuple(grid), tuple(block), (u, v, rec))
             cp.cuda.runtime.deviceSynchronize()
-            runs.append(analyse(cp.asnumpy(rec), wpb, grid, sms))
+            flat = block[1] * fold[1] == 1 and block[2] * fold[2] == 1
+            runs.append(analyse(cp.asnumpy(rec), wpb, grid, sms,
+                                row_offsets(rows) if rows and flat else None))
         bps = kern.attributes  # registers and limits, for the record
         results.append({"block": block, "fold": fold, "grid": grid, "max_rel_error": err,
                         "registers": bps["num_regs"], "runs": runs})
@@ -142,8 +196,9 @@ def measure(binary, out_path, kernel, dtype, domain, configs):
         print(f"{block} fold {fold} grid {grid}: same SM x/y/z {a['same_sm']}, first wave "
               f"{a['first_wave_blocks']} blocks, SM(i)=SM(i-SMs) {a['round_robin']['same_as_minus_sms']}, "
               f"SM(i)=SM(i-1) {a['round_robin']['same_as_previous']}, delta {a['delta_top'][:6]}, "
-              f"first SMs {a['first_wave_sm'][:24]}", flush=True)
-    json.dump({**provenance(cp), "sms": sms, "kernel": kernel, "dtype": dtype, "domain": domain, "results": results},
+              f"first SMs {a['first_wave_sm'][:24]}, rows from SM {a.get('rows_from_sm')}", flush=True)
+    json.dump({**provenance(cp), "sms": sms, "kernel": kernel, "dtype": dtype, "domain": domain,
+               "rows": rows, "results": results},
               open(out_path, "w"))
 
 
@@ -160,6 +215,16 @@ def summary(path):
         print(f"| {'×'.join(map(str, r['block']))} | {'×'.join(map(str, r['fold']))} | "
               f"{'×'.join(map(str, r['grid']))} | {f(s['x'])} / {f(s['y'])} / {f(s['z'])} | "
               f"{f(a['round_robin']['same_as_minus_sms'])} | {f(a['round_robin']['same_as_previous'])} | {gaps} |")
+    shared = [r for r in d["results"] if r["runs"][0].get("rows_from_sm")]
+    if shared:
+        print(f"\nInput rows ({d.get('rows')}) that another block on the same SM read while the "
+              "block ran, or ended at most W median durations before it started (runs[0]):\n")
+        print("| block | fold | W = 0 | 0.5 | 1 | 2 |")
+        print("|---|---|---|---|---|---|")
+        for r in shared:
+            v = r["runs"][0]["rows_from_sm"]
+            print(f"| {'×'.join(map(str, r['block']))} | {'×'.join(map(str, r['fold']))} | "
+                  + " | ".join(f"{v[k]:.3f}" for k in ("0.0", "0.5", "1.0", "2.0")) + " |")
     print("\nTime order (runs[0]): block duration, and the gap in start time between blocks a step "
           "apart in launch order, in median durations (10th / 50th / 90th percentile).\n")
     print("| block | fold | duration µs (p10 / p50 / p90) | x | y | z | one first wave |")
@@ -181,6 +246,12 @@ if __name__ == "__main__":
     if a and a[0] == "--summary":
         summary(a[1])
     elif len(a) >= 6:
-        measure(a[0], a[1], a[2], a[3], a[4], a[5:])
+        rows = None
+        if "--rows" in a:
+            i = a.index("--rows")
+            rows = a[i + 1]
+            row_offsets(rows)
+            a = a[:i] + a[i + 2:]
+        measure(a[0], a[1], a[2], a[3], a[4], a[5:], rows)
     else:
         sys.exit(__doc__)
