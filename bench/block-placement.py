@@ -23,7 +23,10 @@ start of its first warp and at the end of its last, checks the output against a 
   0.5, 1 or 2 median durations before it started (rows its L1 may still hold).
 
 usage (on a machine with an NVIDIA GPU, CuPy and the stencilscope binary):
-  bench/block-placement.py BIN OUT.json KERNEL.toml DTYPE DOMAIN [--rows star:R|box:R] CONFIG...
+  bench/block-placement.py BIN OUT.json KERNEL.toml DTYPE DOMAIN [--rows star:R|box:R]
+                           [--save-blocks] CONFIG...
+    --save-blocks also writes each run's per-block SM, start and end (ns) beside OUT.json, as
+    OUT-BXxBYxBZ-FXxFYxFZ-RUN.npz (for replays of the L1 by block, offline)
     CONFIG = bx,by,bz/fx,fy,fz (for example 1,64,4/1,1,1)
   bench/block-placement.py --summary OUT.json
 """
@@ -164,7 +167,16 @@ def analyse(rec, wpb, grid, sms, offsets=None):
             "first_wave_sm": fw.tolist(), "first_wave_ids": first.tolist()[:64]}
 
 
-def measure(binary, out_path, kernel, dtype, domain, configs, rows=None):
+def save_blocks(path, rec, wpb, nb):
+    """The per-block SM, start and end of one launch's records, as an .npz at `path`."""
+    import numpy as np
+
+    r = rec.reshape(nb, wpb, 3).astype(np.int64)
+    np.savez_compressed(path, sm=r[:, 0, 0].astype(np.int16), start=r[:, :, 1].min(axis=1),
+                        end=r[:, :, 2].max(axis=1))
+
+
+def measure(binary, out_path, kernel, dtype, domain, configs, rows=None, keep=False):
     import cupy as cp
 
     dev = cp.cuda.runtime.getDeviceProperties(0)
@@ -182,10 +194,14 @@ def measure(binary, out_path, kernel, dtype, domain, configs, rows=None):
         kern(tuple(grid), tuple(block), (u, v, rec))
         err = check_twin(cp, u, v, src, dtype, f"{block} fold {fold}")
         runs = []
-        for _ in range(2):
+        for run in range(2):
             rec.fill(0)
             kern(tuple(grid), tuple(block), (u, v, rec))
             cp.cuda.runtime.deviceSynchronize()
+            if keep:
+                tag = "x".join(map(str, block)) + "-" + "x".join(map(str, fold))
+                save_blocks(f"{os.path.splitext(out_path)[0]}-{tag}-{run}.npz",
+                            cp.asnumpy(rec), wpb, nb)
             flat = block[1] * fold[1] == 1 and block[2] * fold[2] == 1
             runs.append(analyse(cp.asnumpy(rec), wpb, grid, sms,
                                 row_offsets(rows) if rows and flat else None))
@@ -252,6 +268,8 @@ if __name__ == "__main__":
             rows = a[i + 1]
             row_offsets(rows)
             a = a[:i] + a[i + 2:]
-        measure(a[0], a[1], a[2], a[3], a[4], a[5:], rows)
+        keep = "--save-blocks" in a
+        a = [x for x in a if x != "--save-blocks"]
+        measure(a[0], a[1], a[2], a[3], a[4], a[5:], rows, keep)
     else:
         sys.exit(__doc__)
