@@ -29,6 +29,12 @@ usage (on a machine with an NVIDIA GPU, CuPy and the stencilscope binary):
     OUT-BXxBYxBZ-FXxFYxFZ-RUN.npz (for replays of the L1 by block, offline)
     CONFIG = bx,by,bz/fx,fy,fz (for example 1,64,4/1,1,1)
   bench/block-placement.py --summary OUT.json
+  bench/block-placement.py --replay RUN.npz DOMAIN BLOCK/FOLD star:R|box:R ELEM_BYTES [SMS]
+    replays the L1s of one saved run: on each of the first SMS SMs (default 16), its blocks in
+    the order they started, each reading at its start every input sector of its tile (rows R
+    ghost layers wide, unpadded, as the emitters lay them out), into an LRU of sectors of the
+    usual L1 (224 KiB), twice as large per TPC (the two SMs together) and unbounded; prints the
+    share of the sectors read that the SM already held (what co-resident and earlier blocks save)
 """
 import json
 import os
@@ -257,10 +263,69 @@ def summary(path):
               f"{cell('y')} | {cell('z')} | {cell('wave')} |")
 
 
+def offsets3(rows):
+    """The (dx, dy, dz) a point reads for `star:R` (the axes) or `box:R` (the cube)."""
+    kind, r = rows.split(":")
+    r = int(r)
+    span = range(-r, r + 1)
+    if kind == "star":
+        return sorted({(d, 0, 0) for d in span} | {(0, d, 0) for d in span}
+                      | {(0, 0, d) for d in span}), r
+    if kind == "box":
+        return [(a, b, c) for a in span for b in span for c in span], r
+    sys.exit(f"rows must be star:R or box:R, not {rows}")
+
+
+def replay(npz, domain, cfg, rows, elem, sms=16, sector=32, l1_bytes=224 << 10):
+    """Shares of the input sectors a block reads that its SM's L1 (or its TPC's two, or an
+    unbounded one) already held, replaying the saved placement (see the usage)."""
+    import numpy as np
+    from collections import OrderedDict
+
+    d = np.load(npz)
+    sm, start = d["sm"].astype(np.int64), d["start"]
+    block, fold = [[int(v) for v in p.split(",")] for p in cfg.split("/")]
+    tile = [block[i] * fold[i] for i in range(3)]
+    dom = [int(v) for v in domain.split(",")]
+    grid = [-(-dom[i] // tile[i]) for i in range(3)]
+    offs, g = offsets3(rows)
+    ext = [n + 2 * g for n in dom]
+    pts = np.stack(np.meshgrid(*[np.arange(t) for t in tile], indexing="ij"), -1).reshape(-1, 3)
+    reads = (pts[:, None, :] + np.array(offs)[None, :, :]).reshape(-1, 3)
+    out = {}
+    for label, key, cap in (("SM", sm, l1_bytes // sector), ("TPC", sm // 2, 2 * l1_bytes // sector),
+                            ("unbounded", sm, None)):
+        chosen = set(np.unique(key)[:sms].tolist())
+        order = [b for b in np.lexsort((np.arange(len(sm)), start)) if key[b] in chosen]
+        caches = {}
+        total = hits = 0
+        for b in order:
+            o = np.array([b % grid[0], (b // grid[0]) % grid[1], b // (grid[0] * grid[1])]) * tile
+            q = reads + o + g
+            ok = (q[:, 0] < ext[0]) & (q[:, 1] < ext[1]) & (q[:, 2] < ext[2])
+            q = q[ok]
+            secs = np.unique(((q[:, 2] * ext[1] + q[:, 1]) * ext[0] + q[:, 0]) * elem // sector)
+            c = caches.setdefault(int(key[b]), OrderedDict())
+            for sct in secs.tolist():
+                total += 1
+                if sct in c:
+                    hits += 1
+                    c.move_to_end(sct)
+                else:
+                    c[sct] = None
+                    if cap is not None and len(c) > cap:
+                        c.popitem(last=False)
+        out[label] = hits / total
+        print(f"{label}: {hits / total:.3f} of {total} sectors already held", flush=True)
+    return out
+
+
 if __name__ == "__main__":
     a = sys.argv[1:]
     if a and a[0] == "--summary":
         summary(a[1])
+    elif a and a[0] == "--replay" and len(a) in (6, 7):
+        replay(a[1], a[2], a[3], a[4], int(a[5]), *(int(x) for x in a[6:]))
     elif len(a) >= 6:
         rows = None
         if "--rows" in a:
