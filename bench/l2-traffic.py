@@ -105,6 +105,10 @@ isolates one candidate, over buffers well beyond the L2, with every other sector
   hit lets L2 keep a sector as long as a `reread` buffer.
 - `copy B` (the set `partial`): the records read from one buffer and written to another, as the
   AoS kernel does (19 loads, then 19 stores): how near its bursts of stores come to the paced ones.
+- `copy B/S` (the set `copyspin`): as `copy B`, each thread waiting S cycles between its last
+  load's value and its first store, as a stencil computes between its loads and stores: whether
+  the share of partly written records L2 writes back early falls with a block's store duty (the
+  D3Q19 AoS blocks lose less than the copy at the same warps per block).
 
 Every launch is checked (stores: the buffer's content; reads: the sum) before its counters count.
 Nsight Compute (`--clock-control none`, caches flushed before each launch) reads the L2's
@@ -112,7 +116,7 @@ sectors from the L1s and the DRAM bytes.
 
 usage (GPU, CuPy, ncu): bench/l2-traffic.py measure OUT.json
                            [traffic|partial|capacity|wcapacity|stagger|runs|threshold|pstride|partner|promote|
-                            pprio|segments|lines|window|window3]
+                            pprio|segments|lines|window|window3|copyspin]
                          bench/l2-traffic.py summary OUT.json
 """
 import json
@@ -476,6 +480,21 @@ extern "C" __global__ void copy(const float* __restrict__ a, float* __restrict__
 #pragma unroll
     for (int q = 0; q < Q; ++q) b[r + q] = v[q] + 1.0f;
 }
+extern "C" __global__ void copy_spin(const float* __restrict__ a, float* __restrict__ b, int n,
+                                     int spin)
+{
+    const long long r = record_of(n) * Q;
+    float v[Q];
+#pragma unroll
+    for (int q = 0; q < Q; ++q) v[q] = a[r + q];
+    // The wait starts once the loaded values are there (it depends on them).
+    if (v[0] != -1.0f && v[Q - 1] != -1.0f) {
+        const long long t0 = clock64();
+        while (clock64() - t0 < spin) {}
+    }
+#pragma unroll
+    for (int q = 0; q < Q; ++q) b[r + q] = v[q] + 1.0f;
+}
 extern "C" __global__ void soa_store(float* __restrict__ a, int n)
 {
     const long long r = record_of(n);
@@ -495,7 +514,7 @@ METRICS = [
 ]
 # The probe sets `measure` runs.
 SETS = ("traffic", "partial", "capacity", "wcapacity", "stagger", "runs", "threshold", "pstride",
-        "partner", "promote", "pprio", "segments", "lines", "window", "window3")
+        "partner", "promote", "pprio", "segments", "lines", "window", "window3", "copyspin")
 WINDOW_CHUNKS = 1 << 15  # window: 32 Ki chunks of 16 KiB, 512 MiB read fresh
 WINDOW_PER = 1024  # window: float4 per chunk
 WINDOW_LAGS = (16, 128, 512, 1024, 1536, 2048, 2560, 3072, 4096)
@@ -579,6 +598,11 @@ def plan(which):
             for n in (1 << 15, 1 << 16, 1 << 17):
                 pts.append({"probe": "pscatter", "groups": 1, "stride": 0, "step": step,
                             "sectors": n})
+        return pts
+    if which == "copyspin":
+        for b in ((8, 8, 16), (8, 8, 8), (8, 8, 4), (32, 4, 1)):
+            for spin in (0, 1000, 4000, 16000):
+                pts.append({"probe": "copy", "block": list(b), "spin": spin})
         return pts
     if which == "runs":
         for k in (2, 4):
@@ -923,7 +947,11 @@ def launch(plan_path):
                 src = cp.empty((cells, Q), dtype=cp.float32)
                 src[:] = cp.arange(1, Q + 1, dtype=cp.float32)
                 rec.fill(0.0)
-                mod.get_function("copy")(grid, tuple(b), (src, rec, cp.int32(EDGE)))
+                if "spin" in pt:
+                    mod.get_function("copy_spin")(grid, tuple(b), (src, rec, cp.int32(EDGE),
+                                                                   cp.int32(pt["spin"])))
+                else:
+                    mod.get_function("copy")(grid, tuple(b), (src, rec, cp.int32(EDGE)))
                 rt.deviceSynchronize()
                 want = cp.arange(2, Q + 2, dtype=cp.float32)
                 if not bool(cp.all(rec.reshape(cells, Q) == want)):
@@ -960,7 +988,7 @@ def measure(out_path, which):
         ("none", "application", ["lines_reread"]) if which == "lines" else
         ("none", "application", ["reread_w"]) if which == "wcapacity" else
         ("all", "kernel",
-         ["gather", "scatter", "scatter_groups", "records", "records_read", "soa_store", "paced", "copy", "pieces",
+         ["gather", "scatter", "scatter_groups", "records", "records_read", "soa_store", "paced", "copy", "copy_spin", "pieces",
           "runs", "lag", "halves", "paced_halves", "window", "window3"]))
     rows, out = profile_plan(__file__, points, names, METRICS, cache, replay)
     default_limit = json.loads(out.strip().splitlines()[-1])["default_fetch_limit"]
@@ -1082,6 +1110,8 @@ def summary(path):
                        f" ({c[METRICS[6]] / 1e3 / rounds:.2f} µs per record)")
         else:
             setting = "block " + "×".join(map(str, r["block"]))
+            if "spin" in r:
+                setting += f", {r['spin']} cycles between loads and stores"
 
         def per(k):
             return c[k] / u
