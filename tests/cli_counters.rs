@@ -13,8 +13,8 @@ fn fixture(name: &str) -> PathBuf {
         .join(name)
 }
 
-/// The arguments of a `counters` run of star3d_r4 on 64³ (H200) with the stand-in ncu `ncu`, the
-/// configurations `configs` and the report `t` in `report`.
+/// The arguments of a `counters` run of star3d_r4 on 64³ (H200) with the ncu binary `ncu` (a
+/// stand-in, or one that is missing), the configurations `configs` and the report `t` in `report`.
 fn stand_in_args(configs: &str, ncu: &Path, report: &Path) -> Vec<String> {
     let mut args: Vec<String> = [
         "counters",
@@ -42,20 +42,11 @@ fn stand_in_args(configs: &str, ncu: &Path, report: &Path) -> Vec<String> {
 #[test]
 fn missing_ncu_is_an_error() {
     let dir = tempfile::tempdir().unwrap();
-    let (ok, _, stderr) = out(bin().args([
-        "counters",
-        "stencils/star3d_r4.toml",
-        "--machine",
-        "h200",
-        "--domain",
-        "64,64,64",
-        "--configs",
+    let (ok, _, stderr) = out(bin().args(stand_in_args(
         "sample:2",
-        "--ncu",
-        "/nonexistent/bin/ncu",
-        "--out",
-        &dir.path().display().to_string(),
-    ]));
+        Path::new("/nonexistent/bin/ncu"),
+        dir.path(),
+    )));
     assert!(!ok);
     assert!(
         stderr.contains("Nsight Compute (ncu) is not installed or not found"),

@@ -37,6 +37,19 @@ fn four_sms_with_l1(lines: usize) -> CacheParams {
     }
 }
 
+/// The kernel of the definition file `file` (relative to the crate).
+fn kernel_of(file: &str) -> Kernel {
+    crate::spec::load_definition(file.as_ref()).unwrap().kernel
+}
+
+/// The D3Q19 SRT pull kernels: AoS (the counter sweeps' definition) and SoA.
+fn d3q19_pull() -> (Kernel, Kernel) {
+    (
+        kernel_of("bench/counters/d3q19_srt_pull_aos.toml"),
+        kernel_of("lbm/d3q19_srt_pull.toml"),
+    )
+}
+
 fn acc(field: usize, offset: [i32; 3], index: usize) -> Access {
     Access {
         field,
@@ -437,11 +450,7 @@ fn aos_reuses_within_a_wave_see_the_lines_of_the_records_between() {
     // record: against the visitor's own simulator (an LRU of lines), with L1 out of the way, a
     // D3Q19 AoS tile folded along z kept a third of the misses (`bench/l2-visitor-vs-sim.sh`).
     let m = crate::spec::load_machine("h100-sxm").unwrap();
-    let load = |f: &str| crate::spec::load_definition(f.as_ref()).unwrap().kernel;
-    let (aos, soa) = (
-        load("bench/counters/d3q19_srt_pull_aos.toml"),
-        load("lbm/d3q19_srt_pull.toml"),
-    );
+    let (aos, soa) = d3q19_pull();
     let d = Domain::new3(64, 64, 32);
     let c = LaunchConfig::new([32, 2, 2], [1, 1, 2]);
     // 16 SMs of 8 blocks (a wave of an eighth of the grid), an L1 of 8 lines, an LRU L2 of 2 MiB.
@@ -984,7 +993,7 @@ fn bounds_never_exceed_the_estimate() {
     ];
     let mut est = Estimator::default();
     for f in files {
-        let k = crate::spec::load_definition(f.as_ref()).unwrap().kernel;
+        let k = kernel_of(f);
         for d in [Domain::new3(200, 72, 40), Domain::new3(256, 128, 128)] {
             for c in &configs {
                 let p = CacheParams::from_machine(&m, c.threads(), 2);
@@ -1097,9 +1106,7 @@ fn fetch_partners_come_sooner_where_the_compiled_code_interleaves_x_fold_points(
 /// block is unchanged (80.8 estimated, 82.0 measured for 32×4×4).
 #[test]
 fn a_window_takes_the_room_of_its_lines_in_l2() {
-    let k = crate::spec::load_definition("lbm/d3q19_srt_pull.toml".as_ref())
-        .unwrap()
-        .kernel;
+    let k = kernel_of("lbm/d3q19_srt_pull.toml");
     let d = Domain::new3(256, 256, 256);
     let m = crate::spec::load_machine("h200").unwrap();
     let at = |block: [usize; 3], fold: [usize; 3], bps: usize| {
@@ -1191,9 +1198,7 @@ fn one_block_per_sm_interleaves_as_measured_with_one_block() {
     // blocks of 8 warps do, so an unfolded D3Q19 AoS block alone on its SM re-fetches more of
     // its records' lines (the 1-block AoS counters were 5-12 % above the estimate).
     let m = crate::spec::load_machine("h100-sxm").unwrap();
-    let k = crate::spec::load_definition("bench/counters/d3q19_srt_pull_aos.toml".as_ref())
-        .unwrap()
-        .kernel;
+    let (k, _) = d3q19_pull();
     let d = Domain::new3(64, 64, 64);
     let c = LaunchConfig::new([4, 16, 16], [1, 1, 1]);
     let l1 = 248 << 10;
@@ -1522,11 +1527,7 @@ fn a_warp_waiting_for_its_aos_loads_sees_the_queue_and_one_l2_latency_of_lines()
     // L1 serves those lines, not a load of every resident warp. Its own lines come back more
     // often than in lockstep; SoA kernels and launches with few warps keep lockstep.
     let m = crate::spec::load_machine("h100-sxm").unwrap();
-    let load = |f: &str| crate::spec::load_definition(f.as_ref()).unwrap().kernel;
-    let (aos, soa) = (
-        load("bench/counters/d3q19_srt_pull_aos.toml"),
-        load("lbm/d3q19_srt_pull.toml"),
-    );
+    let (aos, soa) = d3q19_pull();
     let d = Domain::new3(256, 128, 64);
     let at = |k: &Kernel, c: &LaunchConfig, bps: usize, queue: bool| {
         let mut p = CacheParams::from_machine(&m, c.threads(), bps);
