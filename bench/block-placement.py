@@ -72,14 +72,8 @@ def instrument(src):
 
 
 def row_offsets(rows):
-    """The (dy, dz) rows a point reads for `--rows star:R` or `box:R`."""
-    kind, r = rows.split(":")
-    r = int(r)
-    if kind == "star":
-        return {(d, 0) for d in range(-r, r + 1)} | {(0, d) for d in range(-r, r + 1)}
-    if kind == "box":
-        return {(a, b) for a in range(-r, r + 1) for b in range(-r, r + 1)}
-    sys.exit(f"--rows must be star:R or box:R, not {rows}")
+    """The (dy, dz) rows a point reads for `--rows star:R` or `box:R` (see [`offsets3`])."""
+    return {(dy, dz) for _, dy, dz in offsets3(rows)[0]}
 
 
 def rows_from_sm(sm, start, end, grid, offsets, windows=(0.0, 0.5, 1.0, 2.0), samples=4000):

@@ -483,6 +483,7 @@ extern "C" __global__ void copy(const float* __restrict__ a, float* __restrict__
 extern "C" __global__ void copy_spin(const float* __restrict__ a, float* __restrict__ b, int n,
                                      int spin)
 {
+    // `copy` with a wait, in a kernel of its own so that `copy` compiles as its committed runs.
     const long long r = record_of(n) * Q;
     float v[Q];
 #pragma unroll
