@@ -62,7 +62,7 @@ run() {
   [ -z "${OWN_ORDERS:-}" ] || [ -z "$orders" ] || orders=$RES/$OWN_ORDERS
   [ -z "$orders" ] || order_args=(--compiled-order "$orders")
   (cd "$RES" && "$BIN" counters "$@" --machine "$machine" --domain "$domain" \
-    --from-csv "$raw/$csv.csv" --twin-info "$raw/$csv-twin.json" \
+    --from-csv "$raw/$csv.csv.gz" --twin-info "$raw/$csv-twin.json" \
     --original "${ORIGINAL:-$raw/$csv-device-report.json}" --out "$OUT" --name "$name" \
     ${order_args[@]+"${order_args[@]}"} > "$OUT/$name.log" 2>&1) \
     || { echo "$name failed:"; tail -5 "$OUT/$name.log"; exit 1; }

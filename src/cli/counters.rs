@@ -1,6 +1,6 @@
 use super::{load_step, CliError, DtypeArg, StepArg};
 use clap::Args;
-use std::io::Write;
+use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use stencilscope::counters::{
@@ -62,7 +62,8 @@ pub struct CountersArgs {
     /// repeatable.
     #[arg(long)]
     ncu_section: Vec<String>,
-    /// Analyse a saved ncu CSV (`raw/NAME.csv` of an earlier sweep) instead of running ncu.
+    /// Analyse a saved ncu CSV (`raw/NAME.csv.gz` of an earlier sweep, or the CSV unpacked)
+    /// instead of running ncu.
     #[arg(long)]
     from_csv: Option<PathBuf>,
     /// With `--from-csv`: the twin's info file of that sweep (`raw/NAME-twin.json`).
@@ -121,6 +122,30 @@ fn read(path: &Path) -> Result<String, CountersError> {
 
 fn write(path: &Path, text: &str) -> Result<(), CountersError> {
     std::fs::write(path, text).map_err(io(path))
+}
+
+/// A saved ncu CSV, gzipped (as a profiling run keeps it) or not: told by gzip's magic bytes.
+fn read_csv(path: &Path) -> Result<String, CountersError> {
+    let bytes = std::fs::read(path).map_err(io(path))?;
+    if !bytes.starts_with(&[0x1f, 0x8b]) {
+        return String::from_utf8(bytes)
+            .map_err(|e| io(path)(std::io::Error::new(std::io::ErrorKind::InvalidData, e)));
+    }
+    let mut text = String::new();
+    flate2::read::GzDecoder::new(&bytes[..])
+        .read_to_string(&mut text)
+        .map_err(io(path))?;
+    Ok(text)
+}
+
+/// Writes the raw ncu CSV gzipped: the sweeps' CSVs are kept in the repository, where they
+/// shrink about twentyfold.
+fn write_csv_gz(path: &Path, text: &str) -> Result<(), CountersError> {
+    let file = std::fs::File::create(path).map_err(io(path))?;
+    let mut gz = flate2::write::GzEncoder::new(file, flate2::Compression::best());
+    gz.write_all(text.as_bytes()).map_err(io(path))?;
+    gz.finish().map_err(io(path))?;
+    Ok(())
 }
 
 /// The driver's JIT cache, in `dir`, for a process that loads the twins: the compile-only pass
@@ -543,7 +568,7 @@ pub fn run(a: &CountersArgs, out: &mut impl Write) -> Result<(), CliError> {
     })?;
     let profile = match &a.from_csv {
         Some(csv) => Profile {
-            csv: read(csv)?,
+            csv: read_csv(csv)?,
             twin: match &a.twin_info {
                 Some(p) => Some(serde_json::from_str(&read(p)?).map_err(CountersError::from)?),
                 None => None,
@@ -587,7 +612,7 @@ pub fn run(a: &CountersArgs, out: &mut impl Write) -> Result<(), CliError> {
                 info: PathBuf::new(),
             };
             let p = profile(&ncu, &a.ncu_section, plan, kernel, &raw, &stem, out)?;
-            write(&raw.join(format!("{stem}.csv")), &p.csv)?;
+            write_csv_gz(&raw.join(format!("{stem}.csv.gz")), &p.csv)?;
             p
         }
     };
