@@ -15,21 +15,22 @@ fn fixture(name: &str) -> PathBuf {
 
 /// The arguments of a `counters` run of star3d_r4 on 64³ (H200) with the ncu binary `ncu` (a
 /// stand-in, or one that is missing), the configurations `configs` and the report `t` in `report`.
+/// `counters` on star3d_r4 for the H200 on a 64³ domain: what every stand-in run analyses.
+const STAR_64: [&str; 6] = [
+    "counters",
+    "stencils/star3d_r4.toml",
+    "--machine",
+    "h200",
+    "--domain",
+    "64,64,64",
+];
+
 fn stand_in_args(configs: &str, ncu: &Path, report: &Path) -> Vec<String> {
-    let mut args: Vec<String> = [
-        "counters",
-        "stencils/star3d_r4.toml",
-        "--machine",
-        "h200",
-        "--domain",
-        "64,64,64",
-        "--configs",
-        configs,
-        "--ncu",
-    ]
-    .map(String::from)
-    .into();
+    let mut args: Vec<String> = STAR_64.map(String::from).into();
     args.extend([
+        "--configs".into(),
+        configs.into(),
+        "--ncu".into(),
         ncu.display().to_string(),
         "--out".into(),
         report.display().to_string(),
@@ -58,16 +59,11 @@ fn missing_ncu_is_an_error() {
     if !Path::new("/usr/local/cuda/bin/ncu").exists()
         && !Path::new("/opt/nvidia/nsight-compute/ncu").exists()
     {
-        let (ok, _, stderr) = out(bin().env("PATH", dir.path()).env_remove("NCU").args([
-            "counters",
-            "stencils/star3d_r4.toml",
-            "--machine",
-            "h200",
-            "--domain",
-            "64,64,64",
-            "--out",
-            &dir.path().display().to_string(),
-        ]));
+        let (ok, _, stderr) = out(bin()
+            .env("PATH", dir.path())
+            .env_remove("NCU")
+            .args(STAR_64)
+            .args(["--out", &dir.path().display().to_string()]));
         assert!(!ok);
         assert!(stderr.contains("ncu on PATH"), "{stderr}");
     }
@@ -234,13 +230,7 @@ fn stand_in_ncu_drives_the_whole_sweep() {
     let gz = report.join("raw/t.csv.gz");
     assert!(std::fs::read(&gz).unwrap().starts_with(&[0x1f, 0x8b]));
     let again = dir.path().join("again");
-    let (ok, stdout, stderr) = out(bin().args([
-        "counters",
-        "stencils/star3d_r4.toml",
-        "--machine",
-        "h200",
-        "--domain",
-        "64,64,64",
+    let (ok, stdout, stderr) = out(bin().args(STAR_64).args([
         "--from-csv",
         &gz.display().to_string(),
         "--twin-info",
