@@ -46,7 +46,8 @@
 //! touch between (`RecordWindow`), however few of their sectors were read.
 //!
 //! DRAM store is the distinct sectors written, plus a write for every sector L2 evicts between
-//! two of its writes by different steps or blocks (each part partial, so also read), plus the
+//! two of its writes by different steps or blocks (each part partial, so also read: a sector
+//! split `e` times is written back and filled in `e + 1` pieces), plus the
 //! machine's measured share of the sectors a block's stores complete only together (AoS record
 //! words) that L2 writes back before they are complete (a write and a fill each).
 
@@ -1300,7 +1301,7 @@ impl BlockScratch {
         let t = self.prepare(prog, p, classes);
         // Without re-fetches: the same sum as `run`'s, so never above it by rounding either.
         let (l2_load, _) = Self::l2_load(&t, load_requests, 0.0);
-        Self::totals(&t, p, l2_load, 0.0, 0.0, 0.0, 0.0)
+        Self::totals(&t, p, l2_load, 0.0, 0.0, (0.0, 0.0), 0.0)
     }
 
     /// L2 load in sectors, and the re-fetches in it, where L1 re-fetches `refetch_ratio` of each
@@ -1322,17 +1323,19 @@ impl BlockScratch {
     }
 
     /// The totals of a configuration whose L2 load is `l2_load` sectors, whose reuses (between
-    /// blocks, and L1's re-fetches) miss L2 for `reuse_missed` and `refetch_missed` sectors, and
-    /// that rewrites `rewritten` sectors, and whose fetches lose `partners_missed` sectors.
+    /// blocks, and L1's re-fetches) miss L2 for `reuse_missed` and `refetch_missed` sectors,
+    /// that rewrites `rewrites.0` sectors and fills `rewrites.1` partly written pieces, and whose
+    /// fetches lose `partners_missed` sectors.
     fn totals(
         t: &Prepared,
         p: &CacheParams,
         l2_load: f64,
         reuse_missed: f64,
         refetch_missed: f64,
-        rewritten: f64,
+        rewrites: (f64, f64),
         partners_missed: f64,
     ) -> BlockTotals {
+        let (rewritten, filled) = rewrites;
         // L2 reads the aligned fetch of `fetch` bytes around a sector it misses: the compulsory
         // load is the union counted in fetches. A missed reuse is charged its sector only: its
         // fetch's other sectors are mostly missed at the same time (whole rows) or shared with
@@ -1347,7 +1350,7 @@ impl BlockScratch {
                 + reuse_missed
                 + refetch_missed
                 + (t.stored.distinct - t.stored.full)
-                + 2.0 * rewritten
+                + filled
                 + written_early
                 + partners_missed,
             dram_store_sectors: t.stored.distinct + rewritten + written_early,
@@ -1893,11 +1896,34 @@ impl BlockScratch {
         // writes of it, so it is kept as a reuse is (the measured curve where known): with the
         // step at the effective capacity and written data weighted, the H100's unfolded D3Q19
         // AoS blocks were charged 28 B/LUP of rewrites the counters do not show.
+        let missed: Vec<f64> = self
+            .pass
+            .write_pairs
+            .iter()
+            .map(|c| 1.0 - written_hit(c))
+            .collect();
         let rewritten = self
             .pass
             .write_pairs
             .iter()
-            .map(|c| c.sectors * (1.0 - written_hit(c)))
+            .zip(&missed)
+            .map(|(c, q)| c.sectors * q)
+            .sum::<f64>()
+            * nblocks as f64;
+        // Each partly written piece L2 writes back is filled first: a sector whose pairs L2
+        // splits `e` times is written back in `e + 1` pieces, each filled. A sector of two
+        // writes costs two fills where split; one of three or more `e + 1` (expected: the
+        // splits plus the chance of any), not two per split pair.
+        let fewer_fills = self
+            .pass
+            .chains
+            .iter()
+            .map(|&(w, start, len)| {
+                let pairs = &self.pass.chain_pairs[start as usize..(start + len) as usize];
+                let splits: f64 = pairs.iter().map(|&k| missed[k as usize]).sum();
+                let none: f64 = pairs.iter().map(|&k| 1.0 - missed[k as usize]).product();
+                w * (splits - (1.0 - none))
+            })
             .sum::<f64>()
             * nblocks as f64;
         let (reuse_missed, refetch_missed) =
@@ -1934,7 +1960,7 @@ impl BlockScratch {
             l2_load,
             reuse_missed,
             refetch_missed,
-            rewritten,
+            (rewritten, 2.0 * rewritten - fewer_fills),
             partners_missed,
         )
     }

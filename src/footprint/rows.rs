@@ -486,6 +486,8 @@ struct SectorPattern {
     writes: (usize, usize),
     writers: usize,
     pairs: (usize, usize),
+    /// The sectors written so, summed over the rows (each a writer's share, as its pairs).
+    weight: f64,
 }
 
 /// Parts of a block's rows (see [`Part`]).
@@ -557,6 +559,16 @@ pub(crate) struct RowPass {
     recent: [(LinkClass, usize); POSITIONS],
     /// Consecutive writes found by [`RowPass::writes`], one per class.
     pub write_pairs: Vec<WritePair>,
+    /// Sectors written in three or more pieces: the sectors (weighted as their pairs) and the
+    /// range in `chain_pairs` of their consecutive pairs' indices in `write_pairs`, in time
+    /// order. A sector L2 evicts partly written is filled before it is written back, once per
+    /// partly written piece of it, not twice per pair (see `BlockScratch::run`).
+    pub chains: Vec<(f64, u32, u32)>,
+    pub chain_pairs: Vec<u32>,
+    /// Per pair of `own_pairs`, its index in `write_pairs` at each own position.
+    own_at: Vec<[u32; POSITIONS]>,
+    /// Patterns whose hash another pattern of `patterns` holds: their weight is final.
+    shadowed: Vec<SectorPattern>,
     /// Index in `write_pairs` of each class.
     pair_index: HashMap<PairClass, usize, BuildHasherDefault<IntHasher>>,
     /// The class last found per earlier step and own position (modulo [`RECENT_PAIRS`]), and
@@ -962,6 +974,8 @@ impl RowPass {
         self.link_index.clear();
         self.recent = [(LinkClass::NONE, 0); POSITIONS];
         self.write_pairs.clear();
+        self.chains.clear();
+        self.chain_pairs.clear();
         self.pair_index.clear();
         self.recent_pairs.clear();
         self.recent_pairs.resize(RECENT_PAIRS, (PairClass::NONE, 0));
@@ -1603,6 +1617,7 @@ impl RowPass {
         self.recent_own.clear();
         self.recent_own.resize(RECENT_PAIRS, (NONE, NONE, 0));
         self.patterns.clear();
+        self.shadowed.clear();
         self.pattern_writes.clear();
         self.pattern_pairs.clear();
         for r in rows {
@@ -1681,9 +1696,11 @@ impl RowPass {
         }
         // The block's own pairs, at each own position.
         let own_pairs = std::mem::take(&mut self.own_pairs);
+        self.own_at.clear();
+        self.own_at.resize(own_pairs.len(), [0; POSITIONS]);
         for (j, &p) in own_pos.iter().enumerate() {
             let ord = issue.order(p) as u32;
-            for &(then, now, sectors) in &own_pairs {
+            for (k, &(then, now, sectors)) in own_pairs.iter().enumerate() {
                 let class = PairClass {
                     m: 0,
                     then,
@@ -1693,9 +1710,39 @@ impl RowPass {
                 };
                 let at = self.pair_at(class, j, wave);
                 self.write_pairs[at].sectors += sectors;
+                self.own_at[k][j] = at as u32;
             }
         }
         self.own_pairs = own_pairs;
+        self.add_chains();
+    }
+
+    /// Adds the chains of the sectors written in three or more pieces found by the last
+    /// [`RowPass::writes`]: one per own position, of the pattern's pairs there.
+    fn add_chains(&mut self) {
+        let patterns = self.patterns.values().chain(&self.shadowed);
+        for p in patterns {
+            let pieces = p.writes.1;
+            if pieces < 3 {
+                continue;
+            }
+            let pairs = &self.pattern_pairs[p.pairs.0..p.pairs.0 + p.pairs.1];
+            if p.writers == 0 {
+                // The block alone: its own pairs, at every own position.
+                for j in 0..POSITIONS {
+                    let start = self.chain_pairs.len() as u32;
+                    self.chain_pairs
+                        .extend(pairs.iter().map(|&k| self.own_at[k as usize][j]));
+                    self.chains.push((p.weight, start, (pieces - 1) as u32));
+                }
+            } else {
+                for chain in pairs.chunks_exact(pieces - 1) {
+                    let start = self.chain_pairs.len() as u32;
+                    self.chain_pairs.extend_from_slice(chain);
+                    self.chains.push((p.weight, start, (pieces - 1) as u32));
+                }
+            }
+        }
     }
 
     /// Buckets `writes` by sector into `by_sector` (a counting sort: the sectors are those of
@@ -1756,6 +1803,9 @@ impl RowPass {
             });
             if let Some(p) = known {
                 let share = wj / p.writers.max(1) as f64;
+                if let Some(q) = self.patterns.get_mut(&hash) {
+                    q.weight += share;
+                }
                 for &at in &self.pattern_pairs[p.pairs.0..p.pairs.0 + p.pairs.1] {
                     if p.writers == 0 {
                         self.own_pairs[at as usize].2 += share;
@@ -1770,12 +1820,19 @@ impl RowPass {
             self.pattern_writes
                 .extend(self.by_sector[i..e].iter().map(|w| (w.1, w.2)));
             let writers = self.sector_pairs(i, e, wj, own_pos, issue, steps);
-            // A hash shared with other writes keeps the pattern first found.
-            self.patterns.entry(hash).or_insert(SectorPattern {
+            let pattern = SectorPattern {
                 writes: (writes_start, e - i),
                 writers,
                 pairs: (pairs_start, self.pattern_pairs.len() - pairs_start),
-            });
+                weight: wj / writers.max(1) as f64,
+            };
+            // A hash shared with other writes keeps the pattern first found.
+            match self.patterns.entry(hash) {
+                std::collections::hash_map::Entry::Vacant(v) => {
+                    v.insert(pattern);
+                }
+                std::collections::hash_map::Entry::Occupied(_) => self.shadowed.push(pattern),
+            }
             i = e;
         }
     }

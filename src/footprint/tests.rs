@@ -1554,3 +1554,29 @@ fn a_warp_waiting_for_its_aos_loads_sees_the_queue_and_one_l2_latency_of_lines()
     let soa_c = LaunchConfig::new([32, 4, 2], [1, 2, 1]);
     assert_eq!(at(&soa, &soa_c, 4, true), at(&soa, &soa_c, 4, false));
 }
+
+#[test]
+fn a_sector_split_in_several_pieces_is_filled_once_per_piece_written_back() {
+    // Two threads wide, folded 4 along x: each f32 output sector (8 words) is written in four
+    // pieces, one per fold point. With an L2 that keeps nothing, every piece is written back
+    // partly written and filled first: 4 writes and 4 fills per sector (16 B/LUP each), not the
+    // 2 fills per split pair (3 pairs: 24 B/LUP) that counting the pairs alone would give. The
+    // input (no halo, no reuse) costs its 4 B/LUP.
+    let k = kernel(
+        Field::scalar("u", Dtype::F32, 0, FieldRole::Input),
+        Field::scalar("v", Dtype::F32, 0, FieldRole::Output),
+        &[([0, 0, 0], 0)],
+    );
+    let d = Domain::new3(64, 16, 4);
+    let c = LaunchConfig::new([2, 16, 1], [4, 1, 1]);
+    let tiny_l2 = CacheParams {
+        l2_bytes: 1024,
+        ..big()
+    };
+    let v = data_volumes(&k, &d, &c, &tiny_l2).unwrap();
+    assert!(close(v.dram_store, 16.0), "{v:?}");
+    assert!(close(v.dram_load, 4.0 + 16.0), "{v:?}");
+    // With L2 keeping everything, the pieces meet there: one write, no fill.
+    let v = data_volumes(&k, &d, &c, &big()).unwrap();
+    assert!(close(v.dram_store, 4.0) && close(v.dram_load, 4.0), "{v:?}");
+}
