@@ -1794,7 +1794,7 @@ impl RowPass {
                 h.write_u64(delta as u64);
             }
             let hash = h.finish();
-            let known = self.patterns.get(&hash).copied().filter(|p| {
+            let known = self.patterns.get_mut(&hash).filter(|p| {
                 p.writes.1 == e - i
                     && self.pattern_writes[p.writes.0..p.writes.0 + p.writes.1]
                         .iter()
@@ -1803,9 +1803,8 @@ impl RowPass {
             });
             if let Some(p) = known {
                 let share = wj / p.writers.max(1) as f64;
-                if let Some(q) = self.patterns.get_mut(&hash) {
-                    q.weight += share;
-                }
+                p.weight += share;
+                let p = *p;
                 for &at in &self.pattern_pairs[p.pairs.0..p.pairs.0 + p.pairs.1] {
                     if p.writers == 0 {
                         self.own_pairs[at as usize].2 += share;
