@@ -1555,6 +1555,16 @@ fn a_warp_waiting_for_its_aos_loads_sees_the_queue_and_one_l2_latency_of_lines()
     assert_eq!(at(&soa, &soa_c, 4, true), at(&soa, &soa_c, 4, false));
 }
 
+/// `v = u` in f32, without ghost layers: no input sector is shared between blocks but by their
+/// own layout.
+fn copy_f32() -> Kernel {
+    kernel(
+        Field::scalar("u", Dtype::F32, 0, FieldRole::Input),
+        Field::scalar("v", Dtype::F32, 0, FieldRole::Output),
+        &[([0, 0, 0], 0)],
+    )
+}
+
 #[test]
 fn a_sector_split_in_several_pieces_is_filled_once_per_piece_written_back() {
     // Two threads wide, folded 4 along x: each f32 output sector (8 words) is written in four
@@ -1562,11 +1572,7 @@ fn a_sector_split_in_several_pieces_is_filled_once_per_piece_written_back() {
     // partly written and filled first: 4 writes and 4 fills per sector (16 B/LUP each), not the
     // 2 fills per split pair (3 pairs: 24 B/LUP) that counting the pairs alone would give. The
     // input (no halo, no reuse) costs its 4 B/LUP.
-    let k = kernel(
-        Field::scalar("u", Dtype::F32, 0, FieldRole::Input),
-        Field::scalar("v", Dtype::F32, 0, FieldRole::Output),
-        &[([0, 0, 0], 0)],
-    );
+    let k = copy_f32();
     let d = Domain::new3(64, 16, 4);
     let c = LaunchConfig::new([2, 16, 1], [4, 1, 1]);
     let tiny_l2 = CacheParams {
@@ -1579,4 +1585,25 @@ fn a_sector_split_in_several_pieces_is_filled_once_per_piece_written_back() {
     // With L2 keeping everything, the pieces meet there: one write, no fill.
     let v = data_volumes(&k, &d, &c, &big()).unwrap();
     assert!(close(v.dram_store, 4.0) && close(v.dram_load, 4.0), "{v:?}");
+}
+
+#[test]
+fn a_sector_neighbouring_blocks_write_in_pieces_is_filled_once_per_piece_written_back() {
+    // One thread wide: each f32 output sector (8 words) is written by 8 blocks side by side,
+    // each in a wave of its own (one SM, one block). With an L2 that keeps nothing, each of the
+    // 8 pieces is written back and filled: 32 B/LUP of each, not the 56 B/LUP of fills that two
+    // per split pair (7 pairs) would give. Every block's read of the input misses L2 as well
+    // (32 B/LUP).
+    let k = copy_f32();
+    let d = Domain::new3(64, 32, 4);
+    let c = LaunchConfig::new([1, 32, 1], [1, 1, 1]);
+    let tiny_l2 = CacheParams {
+        sms: 1,
+        blocks_per_sm: 1,
+        l2_bytes: 1024,
+        ..big()
+    };
+    let v = data_volumes(&k, &d, &c, &tiny_l2).unwrap();
+    assert!(close(v.dram_store, 32.0), "{v:?}");
+    assert!(close(v.dram_load, 32.0 + 32.0), "{v:?}");
 }
