@@ -109,6 +109,10 @@ isolates one candidate, over buffers well beyond the L2, with every other sector
   load's value and its first store, as a stencil computes between its loads and stores: whether
   the share of partly written records L2 writes back early falls with a block's store duty (the
   D3Q19 AoS blocks lose less than the copy at the same warps per block).
+- `copy B/0` (the set `afterloads`): `copy_spin` without a wait at the blocks of `partial`'s
+  `copy`: its stores go out only once all its loads are back (the wait's test reads the first
+  and last loaded word), as in a kernel whose every store needs every load, where `copy` stores
+  each word as its load returns.
 
 Every launch is checked (stores: the buffer's content; reads: the sum) before its counters count.
 Nsight Compute (`--clock-control none`, caches flushed before each launch) reads the L2's
@@ -116,7 +120,7 @@ sectors from the L1s and the DRAM bytes.
 
 usage (GPU, CuPy, ncu): bench/l2-traffic.py measure OUT.json
                            [traffic|partial|capacity|wcapacity|stagger|runs|threshold|pstride|partner|promote|
-                            pprio|segments|lines|window|window3|copyspin]
+                            pprio|segments|lines|window|window3|copyspin|afterloads]
                          bench/l2-traffic.py summary OUT.json
 """
 import json
@@ -515,7 +519,8 @@ METRICS = [
 ]
 # The probe sets `measure` runs.
 SETS = ("traffic", "partial", "capacity", "wcapacity", "stagger", "runs", "threshold", "pstride",
-        "partner", "promote", "pprio", "segments", "lines", "window", "window3", "copyspin")
+        "partner", "promote", "pprio", "segments", "lines", "window", "window3", "copyspin",
+        "afterloads")
 WINDOW_CHUNKS = 1 << 15  # window: 32 Ki chunks of 16 KiB, 512 MiB read fresh
 WINDOW_PER = 1024  # window: float4 per chunk
 WINDOW_LAGS = (16, 128, 512, 1024, 1536, 2048, 2560, 3072, 4096)
@@ -604,6 +609,13 @@ def plan(which):
         for b in ((8, 8, 16), (8, 8, 8), (8, 8, 4), (32, 4, 1)):
             for spin in (0, 1000, 4000, 16000):
                 pts.append({"probe": "copy", "block": list(b), "spin": spin})
+        return pts
+    if which == "afterloads":
+        # The record copy whose stores wait for all its loads (`copy_spin` at no wait), at the
+        # blocks of the set `partial`'s copy: the share of a kernel whose every store needs
+        # every load (an LBM collision), where `copy` stores each word as its load returns.
+        for b in ((8, 8, 16), (8, 8, 8), (8, 8, 4), (32, 4, 1), (128, 1, 1), (32, 1, 1)):
+            pts.append({"probe": "copy", "block": list(b), "spin": 0})
         return pts
     if which == "runs":
         for k in (2, 4):
