@@ -247,6 +247,11 @@ pub struct CacheParams {
     /// stay partly written across its fold points; 0: none, or more warps than measured).
     #[serde(default)]
     pub partial_store_loss_sm: f64,
+    /// The block's share where its stores wait for all its loads (a kernel whose every store
+    /// needs every load; see `MachineModel::partial_store_loss_after_loads`); `None` where not
+    /// measured (`partial_store_loss` stands).
+    #[serde(default)]
+    pub partial_store_loss_after_loads: Option<f64>,
     /// Warp instructions waiting in front of the L1 at most (0: not known, reuses of a warp's own
     /// AoS lines after its first burst see every resident warp, as in lockstep).
     #[serde(default)]
@@ -296,6 +301,7 @@ impl CacheParams {
             warp_size: machine.warp_size,
             partial_store_loss: machine.partial_store_share(warps),
             partial_store_loss_sm: machine.partial_store_share_sm(warps * blocks_per_sm),
+            partial_store_loss_after_loads: machine.partial_store_share_after_loads(warps),
             l1_queue: machine.l1_queue_instructions as f64,
             l2_latency_lines: machine.l2_latency_cycles * machine.l1_wavefronts_per_cycle_per_sm,
         }
@@ -332,6 +338,10 @@ impl CacheParams {
         for (name, v) in [
             ("partial_store_loss", self.partial_store_loss),
             ("partial_store_loss_sm", self.partial_store_loss_sm),
+            (
+                "partial_store_loss_after_loads",
+                self.partial_store_loss_after_loads.unwrap_or(0.0),
+            ),
         ] {
             if !(0.0..=1.0).contains(&v) {
                 return bad(format!("{name} ({v}) must be a share from 0 to 1"));

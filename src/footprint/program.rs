@@ -75,6 +75,9 @@ pub struct MemoryProgram {
     /// entries of `compiled_order` (see [`MemoryProgram::with_local_accesses`]); empty: none
     /// known.
     pub local: Vec<LocalAccess>,
+    /// Whether every store needs every load (`Kernel::stores_need_every_load`): the stores go
+    /// out once all the loads are back.
+    pub stores_need_every_load: bool,
 }
 
 impl MemoryProgram {
@@ -172,6 +175,7 @@ impl MemoryProgram {
             domain: *domain,
             compiled_order: None,
             local: Vec::new(),
+            stores_need_every_load: kernel.stores_need_every_load(),
         })
     }
 

@@ -23,6 +23,7 @@ fn big() -> CacheParams {
         warp_size: 32,
         partial_store_loss: 0.0,
         partial_store_loss_sm: 0.0,
+        partial_store_loss_after_loads: None,
         l1_queue: 0.0,
         l2_latency_lines: 0.0,
     }
@@ -358,6 +359,44 @@ fn records_stored_word_by_word(layout: Layout) -> Kernel {
         })
         .collect();
     k
+}
+
+#[test]
+fn records_whose_stores_need_every_load_take_the_share_after_loads() {
+    // Measured on the H100 (`bench/l2-traffic.py`, sets `partial` and `afterloads`): a record
+    // copy whose stores wait for all its loads loses 0.53 of its record sectors at 32 warps per
+    // block, the copy that stores each word as its load returns 0.625.
+    let (d, c) = (
+        Domain::new3(64, 8, 4),
+        LaunchConfig::new([32, 2, 1], [1; 3]),
+    );
+    let p = CacheParams {
+        partial_store_loss: 0.5,
+        partial_store_loss_after_loads: Some(0.2),
+        ..big()
+    };
+    // Every store of the single loaded value: the stores need every load.
+    let after = records_stored_word_by_word(Layout::Zyxf);
+    assert!(after.stores_need_every_load());
+    let v = data_volumes(&after, &d, &c, &p).unwrap();
+    assert!(close(v.dram_store, 76.0 + 0.2 * 76.0), "{v:?}");
+    // A record copied word by word, each store its own load's word: the copy's share.
+    let mut copy = after.clone();
+    copy.fields[0].components = 19;
+    copy.fields[0].layout = Layout::Zyxf;
+    for (q, a) in copy.body.iter_mut().enumerate() {
+        a.value = Expr::Load(acc(0, [0; 3], q));
+    }
+    assert!(!copy.stores_need_every_load());
+    let v = data_volumes(&copy, &d, &c, &p).unwrap();
+    assert!(close(v.dram_store, 76.0 + 38.0), "{v:?}");
+    // Where the machine has no such table, the copy's share stands for both.
+    let unmeasured = CacheParams {
+        partial_store_loss_after_loads: None,
+        ..p
+    };
+    let v = data_volumes(&after, &d, &c, &unmeasured).unwrap();
+    assert!(close(v.dram_store, 76.0 + 38.0), "{v:?}");
 }
 
 #[test]

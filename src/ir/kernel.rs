@@ -122,6 +122,62 @@ impl Kernel {
         self.fields.iter().position(|f| f.name == name)
     }
 
+    /// Whether every store's value depends on every element the kernel loads (through the
+    /// temporaries): an LBM collision, whose populations all enter the density, and a stencil's
+    /// one output. A compiled kernel then issues its stores only once all its loads are back,
+    /// where a copy stores each element as its load returns, which keeps records partly written
+    /// longer (`MachineModel::partial_store_loss_after_loads`). False without loads or stores.
+    pub fn stores_need_every_load(&self) -> bool {
+        let mut loads: Vec<Access> = Vec::new();
+        for a in &self.body {
+            a.value.visit(&mut |e| {
+                if let Expr::Load(l) = e {
+                    if !loads.contains(l) {
+                        loads.push(*l);
+                    }
+                }
+            });
+        }
+        if loads.is_empty() {
+            return false;
+        }
+        // The loads each temporary's current value depends on, as a set of indices in `loads`.
+        let mut temps: Vec<Vec<bool>> = vec![vec![false; loads.len()]; self.temps.len()];
+        let mut stores = 0;
+        for a in &self.body {
+            let mut needs = vec![false; loads.len()];
+            a.value.visit(&mut |e| match e {
+                Expr::Load(l) => {
+                    if let Some(k) = loads.iter().position(|x| x == l) {
+                        needs[k] = true;
+                    }
+                }
+                Expr::Temp(t) => {
+                    if let Some(d) = temps.get(*t) {
+                        for (n, &x) in needs.iter_mut().zip(d) {
+                            *n |= x;
+                        }
+                    }
+                }
+                _ => {}
+            });
+            match a.target {
+                Target::Temp(t) => {
+                    if let Some(d) = temps.get_mut(t) {
+                        *d = needs;
+                    }
+                }
+                Target::Store(_) => {
+                    if needs.iter().any(|&n| !n) {
+                        return false;
+                    }
+                    stores += 1;
+                }
+            }
+        }
+        stores > 0
+    }
+
     /// Every access in program order, each with its kind (loads of a statement before its store).
     pub fn accesses(&self) -> Vec<(Access, AccessKind)> {
         let mut out = Vec::new();
@@ -241,5 +297,53 @@ mod tests {
         assert_eq!(k.radius(), 1);
         assert_eq!(k.accesses().len(), 3);
         assert_eq!(k.distinct_accesses(AccessKind::Load).len(), 2);
+    }
+
+    #[test]
+    fn stores_need_every_load_follows_the_temporaries() {
+        let load = |index| {
+            Expr::Load(Access {
+                field: 0,
+                offset: [0; 3],
+                index,
+            })
+        };
+        let store = |index, value| Assignment {
+            target: Target::Store(Access {
+                field: 1,
+                offset: [0; 3],
+                index,
+            }),
+            value,
+        };
+        // One store of both loads: yes.
+        assert!(copy_kernel().stores_need_every_load());
+        // A record copied word by word: each store needs its own load only.
+        let mut k = copy_kernel();
+        k.body = vec![store(0, load(0)), store(1, load(1))];
+        assert!(!k.stores_need_every_load());
+        // Both stores through a temporary holding the sum of both loads (a density): yes.
+        k.temps = vec!["rho".into()];
+        k.body = vec![
+            Assignment {
+                target: Target::Temp(0),
+                value: Expr::bin(BinOp::Add, load(0), load(1)),
+            },
+            store(0, Expr::bin(BinOp::Mul, load(0), Expr::Temp(0))),
+            store(1, Expr::Temp(0)),
+        ];
+        assert!(k.stores_need_every_load());
+        // The temporary reassigned to one load before the second store: no.
+        k.body.insert(
+            2,
+            Assignment {
+                target: Target::Temp(0),
+                value: load(1),
+            },
+        );
+        assert!(!k.stores_need_every_load());
+        // Nothing loaded: no.
+        k.body = vec![store(0, Expr::Lit(1.0))];
+        assert!(!k.stores_need_every_load());
     }
 }

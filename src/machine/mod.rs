@@ -163,6 +163,12 @@ pub struct MachineModel {
     /// `partial`); empty where not measured (none lost).
     #[serde(default)]
     pub partial_store_loss: Vec<(usize, f64)>,
+    /// The same share where a block's stores go out only once all its loads are back (a kernel
+    /// whose every store needs every load: `bench/l2-traffic.py`, set `afterloads`), in the
+    /// pairs of [`MachineModel::partial_store_loss`]; empty where not measured (that table's
+    /// share stands).
+    #[serde(default)]
+    pub partial_store_loss_after_loads: Vec<(usize, f64)>,
     /// L1 wavefronts (128 B each) an SM processes per cycle.
     pub l1_wavefronts_per_cycle_per_sm: f64,
     /// Warp instructions that wait in front of an SM's L1 at most (0 where not known): with
@@ -205,6 +211,14 @@ pub struct MachineModel {
     pub launch_overhead_s: f64,
     /// Where each figure comes from (datasheet, measured, estimate), by key.
     pub sources: BTreeMap<String, String>,
+}
+
+/// A `(warps per block, share)` table at `warps`: linear in log2 of the warps between its points,
+/// the nearest point's share outside them (0 where empty).
+fn share_by_warps(table: &[(usize, f64)], warps: usize) -> f64 {
+    let log2 = |w: usize| (w as f64).log2();
+    crate::footprint::piecewise_linear(table.iter().map(|&(w, s)| (log2(w), s)), log2(warps))
+        .unwrap_or(0.0)
 }
 
 impl MachineModel {
@@ -280,12 +294,14 @@ impl MachineModel {
     /// [`MachineModel::partial_store_loss`] at `warps` per block: linear in log2 of the warps
     /// between the measured points, the nearest point's share outside them (0 where none).
     pub fn partial_store_share(&self, warps: usize) -> f64 {
-        let log2 = |w: usize| (w as f64).log2();
-        crate::footprint::piecewise_linear(
-            self.partial_store_loss.iter().map(|&(w, s)| (log2(w), s)),
-            log2(warps),
-        )
-        .unwrap_or(0.0)
+        share_by_warps(&self.partial_store_loss, warps)
+    }
+
+    /// [`MachineModel::partial_store_loss_after_loads`] at `warps` per block, as
+    /// [`MachineModel::partial_store_share`] reads its table; `None` where not measured.
+    pub fn partial_store_share_after_loads(&self, warps: usize) -> Option<f64> {
+        (!self.partial_store_loss_after_loads.is_empty())
+            .then(|| share_by_warps(&self.partial_store_loss_after_loads, warps))
     }
 
     /// [`MachineModel::partial_store_share`] for the SM's `warps` resident warps storing
@@ -427,6 +443,20 @@ mod tests {
         assert!(SetIndex::default().is_empty());
         assert_eq!(SetIndex::default().sets(), 1);
         assert_eq!(SetIndex::default().of(12345), 0);
+    }
+
+    #[test]
+    fn the_share_after_loads_is_its_own_table_where_measured() {
+        // The H100's copy whose stores wait for all its loads (`l2-traffic.py`, set
+        // `afterloads`) loses 0.528 of its record sectors at 32 warps, the copy 0.625.
+        let h = crate::spec::load_machine("h100-sxm").unwrap();
+        assert_eq!(h.partial_store_share_after_loads(32), Some(0.528));
+        assert_eq!(h.partial_store_share(32), 0.625);
+        let s = h.partial_store_share_after_loads(24).unwrap();
+        assert!(0.229 < s && s < 0.528, "{s}");
+        // Not measured on the H200: none.
+        let h200 = crate::spec::load_machine("h200").unwrap();
+        assert_eq!(h200.partial_store_share_after_loads(32), None);
     }
 
     #[test]

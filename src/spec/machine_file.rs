@@ -264,6 +264,10 @@ const REUSE_KEY: &str = "l2_reuse_misses";
 /// share]` pairs (see [`MachineModel::partial_store_loss`]).
 const PARTIAL_STORE_KEY: &str = "partial_store_loss";
 
+/// The optional figure with the same loss where the stores wait for all the loads, in the pairs of
+/// [`PARTIAL_STORE_KEY`] (see [`MachineModel::partial_store_loss_after_loads`]).
+const PARTIAL_AFTER_LOADS_KEY: &str = "partial_store_loss_after_loads";
+
 /// The optional figure with the measured warp interleaving seen from L1: `[L1 KiB, warps per SM,
 /// lines per load, effective warps]` rows (see [`MachineModel::l1_interleave`]).
 const INTERLEAVE_KEY: &str = "l1_interleave";
@@ -360,6 +364,7 @@ pub fn parse_machine(text: &str, file: &str) -> Result<MachineModel, MachineErro
             "sources",
             SET_INDEX_KEY,
             PARTIAL_STORE_KEY,
+            PARTIAL_AFTER_LOADS_KEY,
             REUSE_KEY,
             INTERLEAVE_KEY,
             INTERLEAVE_ONE_BLOCK_KEY,
@@ -467,20 +472,25 @@ pub fn parse_machine(text: &str, file: &str) -> Result<MachineModel, MachineErro
             index
         }
     };
-    let partial_store_loss = table_figure(
-        table.get(PARTIAL_STORE_KEY),
-        PARTIAL_STORE_KEY,
-        "an array of [warps per block, share] pairs, warps rising from 1 to 32 and each share \
-         from 0 to 1, e.g. [[1, 0.02], [8, 0.09], [32, 0.63]]",
-        |[w, s]| {
-            let w = w.as_integer().filter(|&w| (1..=32).contains(&w))?;
-            let s = as_number(s).filter(|s| (0.0..=1.0).contains(s))?;
-            Some((w as usize, s))
-        },
-        |p| p.windows(2).all(|w| w[0].0 < w[1].0),
-        absurd,
-        sourced,
-    )?;
+    // Both tables of partly written sectors lost: [warps per block, share] pairs.
+    let share_table = |key: &str| {
+        table_figure(
+            table.get(key),
+            key,
+            "an array of [warps per block, share] pairs, warps rising from 1 to 32 and each \
+             share from 0 to 1, e.g. [[1, 0.02], [8, 0.09], [32, 0.63]]",
+            |[w, s]| {
+                let w = w.as_integer().filter(|&w| (1..=32).contains(&w))?;
+                let s = as_number(s).filter(|s| (0.0..=1.0).contains(s))?;
+                Some((w as usize, s))
+            },
+            |p| p.windows(2).all(|w| w[0].0 < w[1].0),
+            absurd,
+            sourced,
+        )
+    };
+    let partial_store_loss = share_table(PARTIAL_STORE_KEY)?;
+    let partial_store_loss_after_loads = share_table(PARTIAL_AFTER_LOADS_KEY)?;
     let l2_reuse_misses = table_figure(
         table.get(REUSE_KEY),
         REUSE_KEY,
@@ -566,6 +576,7 @@ pub fn parse_machine(text: &str, file: &str) -> Result<MachineModel, MachineErro
         },
         line_bytes: u("line_bytes"),
         partial_store_loss,
+        partial_store_loss_after_loads,
         l1_wavefronts_per_cycle_per_sm: f("l1_wavefronts_per_cycle_per_sm"),
         l1_queue_instructions: u("l1_queue_instructions"),
         l2_latency_cycles: f("l2_latency_cycles"),
@@ -835,24 +846,27 @@ mod tests {
             assert_refused(&t, at, "a number from 1 to 8", bad);
         }
         assert_needs_source(&weighted, "l2_store_weight");
-        // The loss of partly written sectors: rising warps, shares from 0 to 1, with a source.
-        let line = text
-            .lines()
-            .find(|l| l.starts_with("partial_store_loss = [["))
-            .unwrap();
-        let at = text.lines().position(|l| l == line).unwrap() + 1;
-        for (bad, why) in [
-            ("[[8, 0.1], [4, 0.2]]", "warps rising"),
-            ("[[1, 1.5]]", "from 0 to 1"),
-            ("[[0, 0.1]]", "from 1 to 32"),
-            ("[[1, 0.1, 2]]", "pairs"),
-            ("[]", "pairs"),
-            ("0.3", "pairs"),
-        ] {
-            let t = text.replace(line, &format!("partial_store_loss = {bad}"));
-            assert_refused(&t, at, why, bad);
+        // The loss of partly written sectors (as copied, and with the stores after all the
+        // loads): rising warps, shares from 0 to 1, with a source.
+        for key in ["partial_store_loss", "partial_store_loss_after_loads"] {
+            let line = text
+                .lines()
+                .find(|l| l.starts_with(&format!("{key} = [[")))
+                .unwrap();
+            let at = text.lines().position(|l| l == line).unwrap() + 1;
+            for (bad, why) in [
+                ("[[8, 0.1], [4, 0.2]]", "warps rising"),
+                ("[[1, 1.5]]", "from 0 to 1"),
+                ("[[0, 0.1]]", "from 1 to 32"),
+                ("[[1, 0.1, 2]]", "pairs"),
+                ("[]", "pairs"),
+                ("0.3", "pairs"),
+            ] {
+                let t = text.replace(line, &format!("{key} = {bad}"));
+                assert_refused(&t, at, why, bad);
+            }
+            assert_needs_source(text, key);
         }
-        assert_needs_source(text, "partial_store_loss");
         // The warps interleaved with a burst (with several blocks per SM and with one): rows
         // rising by L1, warps and lines, with a source.
         for key in ["l1_interleave", "l1_interleave_one_block"] {
