@@ -38,11 +38,13 @@ CLASSES = {
                 "stores complete them, each then costing a fill and a second write, once the "
                 "lines holding such sectors pass a limit that comes earlier the further apart "
                 "they lie; the lockstep waves keep neighbouring blocks' pieces together, where "
-                "the GPU's blocks drift apart; for AoS records the measured share by warps "
-                "(the SM's where the compiled code interleaves fold points' stores) does not "
-                "grade how far they overlap, nor block shape",
+                "the GPU's blocks drift apart, and the count of such lines does not set the "
+                "loss (one-thread-wide tiles lose far more at the same count); for AoS records "
+                "the measured share by warps (after all loads where every store needs every "
+                "load; the SM's where the compiled code interleaves fold points' stores) does "
+                "not grade how far they overlap, nor block shape",
                 "README sections on partly written sectors and lines; l2-traffic/threshold, "
-                "l2-traffic/pstride, partial-drift"),
+                "l2-traffic/pstride, l2-traffic/afterloads, partial-drift (and its -oos run)"),
     "l2-less": ("DRAM load", "L2 capacity: L2 loses reuses the model keeps (reuse distances "
                 "on the steep part of the measured curve, the L2 split, written data taking "
                 "more room than read data; in SoA tiles folded along x, the other half of a "
