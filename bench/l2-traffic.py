@@ -113,6 +113,9 @@ isolates one candidate, over buffers well beyond the L2, with every other sector
   `copy`: its stores go out only once all its loads are back (the wait's test reads the first
   and last loaded word), as in a kernel whose every store needs every load, where `copy` stores
   each word as its load returns.
+- `copy B` and `copy B/0` (the set `recordshape`): both copies at 32-warp blocks of ten shapes,
+  from 8×8×16 to 256×4×1: whether rows of records that fill whole lines lose less than short
+  rows whose lines other warps and blocks share.
 
 Every launch is checked (stores: the buffer's content; reads: the sum) before its counters count.
 Nsight Compute (`--clock-control none`, caches flushed before each launch) reads the L2's
@@ -120,7 +123,8 @@ sectors from the L1s and the DRAM bytes.
 
 usage (GPU, CuPy, ncu): bench/l2-traffic.py measure OUT.json
                            [traffic|partial|capacity|wcapacity|stagger|runs|threshold|pstride|partner|promote|
-                            pprio|segments|lines|window|window3|copyspin|afterloads]
+                            pprio|segments|lines|window|window3|copyspin|afterloads|
+                            recordshape]
                          bench/l2-traffic.py summary OUT.json
 """
 import json
@@ -520,7 +524,7 @@ METRICS = [
 # The probe sets `measure` runs.
 SETS = ("traffic", "partial", "capacity", "wcapacity", "stagger", "runs", "threshold", "pstride",
         "partner", "promote", "pprio", "segments", "lines", "window", "window3", "copyspin",
-        "afterloads")
+        "afterloads", "recordshape")
 WINDOW_CHUNKS = 1 << 15  # window: 32 Ki chunks of 16 KiB, 512 MiB read fresh
 WINDOW_PER = 1024  # window: float4 per chunk
 WINDOW_LAGS = (16, 128, 512, 1024, 1536, 2048, 2560, 3072, 4096)
@@ -609,6 +613,15 @@ def plan(which):
         for b in ((8, 8, 16), (8, 8, 8), (8, 8, 4), (32, 4, 1)):
             for spin in (0, 1000, 4000, 16000):
                 pts.append({"probe": "copy", "block": list(b), "spin": spin})
+        return pts
+    if which == "recordshape":
+        # 32-warp blocks of different shapes, as copied (stores as loads return) and with the
+        # stores after all loads: whether rows of records that fill whole lines (32 records are
+        # 19 lines) lose less than short rows whose lines other warps and blocks share.
+        for b in ((8, 8, 16), (16, 8, 8), (4, 16, 16), (16, 16, 4), (32, 32, 1), (64, 16, 1),
+                  (256, 4, 1), (32, 8, 4), (16, 64, 1), (8, 128, 1)):
+            pts.append({"probe": "copy", "block": list(b)})
+            pts.append({"probe": "copy", "block": list(b), "spin": 0})
         return pts
     if which == "afterloads":
         # The record copy whose stores wait for all its loads (`copy_spin` at no wait), at the
