@@ -105,6 +105,13 @@ sweeps() {
     "$HERE/lbm/d3q19_srt_pull.toml"
   run star3d_r4-f64-xfold-oos$x star3d_r4-f64-xfold-oos "$m" 256,256,256 "$STAR" --dtype f64
   SWEEPS="$SWEEPS d3q19_srt_pull-soa-xfold-oos$x star3d_r4-f64-xfold-oos$x"
+  # Out of sample for partly written sectors: 12 star3d_r4 f64 tiles one or two threads wide,
+  # none in an earlier sweep, whose lines partly written at a time partial-drift/ measured too,
+  # the same on both GPUs (partial-drift/oos-counters/raw/star3d_r4-f64-narrow-configs.txt).
+  RAW=partial-drift/oos-counters/raw \
+    OWN_ORDERS=partial-drift/oos-counters/raw/star3d_r4-f64-narrow-compiled-order.txt \
+    run star3d_r4-f64-narrow$x star3d_r4-f64-narrow "$m" 256,256,256 "$STAR" --dtype f64
+  SWEEPS="$SWEEPS star3d_r4-f64-narrow$x"
   # D3Q19 SoA (the current kernel) and AoS again, the H100 sweeps' 25 configurations each, with
   # the twin that compiles with `run --backend cuda`'s float options (the kernel the timing
   # harness runs) and reads its compiled orders itself (timed-twin/, both GPUs).
@@ -149,13 +156,6 @@ sweeps() {
     fi
     run star3d_r4-f64-512-top$x star3d_r4-f64-512-top "$m" 512,512,512 "$STAR" --dtype f64
     SWEEPS="$SWEEPS star3d_r4-f64-512-top$x"
-    # Out of sample for partly written sectors: 12 star3d_r4 f64 tiles one or two threads wide,
-    # none in an earlier sweep, whose lines partly written at a time partial-drift/ measured too
-    # (partial-drift/oos-counters/raw/star3d_r4-f64-narrow-configs.txt).
-    RAW=partial-drift/oos-counters/raw \
-      OWN_ORDERS=partial-drift/oos-counters/raw/star3d_r4-f64-narrow-compiled-order.txt \
-      run star3d_r4-f64-narrow$x star3d_r4-f64-narrow "$m" 256,256,256 "$STAR" --dtype f64
-    SWEEPS="$SWEEPS star3d_r4-f64-narrow$x"
     # Flat tiles folded 1x1x2 at 512^3, which the step, the curve and launch-order gaps rank
     # differently (raw/star3d_r4-f64-512-fold2-configs.txt).
     run star3d_r4-f64-512-fold2$x star3d_r4-f64-512-fold2 "$m" 512,512,512 "$STAR" --dtype f64
