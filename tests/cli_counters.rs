@@ -624,3 +624,31 @@ fn a_saved_run_keeps_its_spills_and_its_own_compiled_orders() {
     assert!(records.iter().all(|r| r["local_bytes"].as_u64() == Some(0)
         || r["stack_accesses"].as_u64().is_some_and(|n| n > 0)));
 }
+
+#[test]
+fn a_damaged_saved_csv_is_named_with_what_is_wrong() {
+    let dir = tempfile::tempdir().unwrap();
+    for (name, bytes, want) in [
+        (
+            "cut.csv.gz",
+            &b"\x1f\x8bgarbage"[..],
+            "a damaged gzipped CSV",
+        ),
+        (
+            "binary.csv",
+            &b"\xff\xfe"[..],
+            "not an ncu CSV (text) nor gzipped",
+        ),
+    ] {
+        let path = dir.path().join(name);
+        std::fs::write(&path, bytes).unwrap();
+        let (ok, _, stderr) = out(bin().args(STAR_64).args([
+            "--from-csv",
+            &path.display().to_string(),
+            "--out",
+            &dir.path().join("out").display().to_string(),
+        ]));
+        assert!(!ok);
+        assert!(stderr.contains(name) && stderr.contains(want), "{stderr}");
+    }
+}

@@ -127,14 +127,16 @@ fn write(path: &Path, text: &str) -> Result<(), CountersError> {
 /// A saved ncu CSV, gzipped (as a profiling run keeps it) or not: told by gzip's magic bytes.
 fn read_csv(path: &Path) -> Result<String, CountersError> {
     let bytes = std::fs::read(path).map_err(io(path))?;
+    let invalid =
+        |what: String| io(path)(std::io::Error::new(std::io::ErrorKind::InvalidData, what));
     if !bytes.starts_with(&[0x1f, 0x8b]) {
         return String::from_utf8(bytes)
-            .map_err(|e| io(path)(std::io::Error::new(std::io::ErrorKind::InvalidData, e)));
+            .map_err(|e| invalid(format!("not an ncu CSV (text) nor gzipped: {e}")));
     }
     let mut text = String::new();
     flate2::read::GzDecoder::new(&bytes[..])
         .read_to_string(&mut text)
-        .map_err(io(path))?;
+        .map_err(|e| invalid(format!("a damaged gzipped CSV: {e}")))?;
     Ok(text)
 }
 
