@@ -1302,11 +1302,8 @@ impl BlockScratch {
         // Without re-fetches: the same sum as `run`'s, so never above it by rounding either.
         let (l2_load, _) = Self::l2_load(&t, load_requests, 0.0);
         // The early write-backs at the share `run` takes.
-        let p2 = CacheParams {
-            partial_store_loss: partial_store_share(prog, p),
-            ..*p
-        };
-        Self::totals(&t, &p2, l2_load, 0.0, 0.0, (0.0, 0.0), 0.0)
+        let share = partial_store_share(prog, p);
+        Self::totals(&t, share, l2_load, 0.0, 0.0, (0.0, 0.0), 0.0)
     }
 
     /// L2 load in sectors, and the re-fetches in it, where L1 re-fetches `refetch_ratio` of each
@@ -1327,13 +1324,14 @@ impl BlockScratch {
         (l2_load, refetch_total)
     }
 
-    /// The totals of a configuration whose L2 load is `l2_load` sectors, whose reuses (between
-    /// blocks, and L1's re-fetches) miss L2 for `reuse_missed` and `refetch_missed` sectors,
-    /// that rewrites `rewrites.0` sectors and fills `rewrites.1` partly written pieces, and whose
-    /// fetches lose `partners_missed` sectors.
+    /// The totals of a configuration that writes back `early_share` of the sectors its stores
+    /// complete only together before they are complete (`partial_store_share`), whose L2 load
+    /// is `l2_load` sectors, whose reuses (between blocks, and L1's re-fetches) miss L2 for
+    /// `reuse_missed` and `refetch_missed` sectors, that rewrites `rewrites.0` sectors and fills
+    /// `rewrites.1` partly written pieces, and whose fetches lose `partners_missed` sectors.
     fn totals(
         t: &Prepared,
-        p: &CacheParams,
+        early_share: f64,
         l2_load: f64,
         reuse_missed: f64,
         refetch_missed: f64,
@@ -1348,7 +1346,7 @@ impl BlockScratch {
         // The warps of a block store together; L2 writes back a share of the sectors they
         // complete only together before the last word arrives (measured by warps per block,
         // bench/l2-traffic.py): each costs a second write and a fill (HBM has no byte mask).
-        let written_early = t.stored_together * p.partial_store_loss;
+        let written_early = t.stored_together * early_share;
         BlockTotals {
             l2_load_sectors: l2_load,
             dram_load_sectors: t.compulsory_fetched()
@@ -1955,13 +1953,9 @@ impl BlockScratch {
         } else {
             0.0
         };
-        let p2 = CacheParams {
-            partial_store_loss: partial_store_share(prog, p),
-            ..*p
-        };
         Self::totals(
             &t,
-            &p2,
+            partial_store_share(prog, p),
             l2_load,
             reuse_missed,
             refetch_missed,

@@ -128,16 +128,7 @@ impl Kernel {
     /// where a copy stores each element as its load returns, which keeps records partly written
     /// longer (`MachineModel::partial_store_loss_after_loads`). False without loads or stores.
     pub fn stores_need_every_load(&self) -> bool {
-        let mut loads: Vec<Access> = Vec::new();
-        for a in &self.body {
-            a.value.visit(&mut |e| {
-                if let Expr::Load(l) = e {
-                    if !loads.contains(l) {
-                        loads.push(*l);
-                    }
-                }
-            });
-        }
+        let loads = self.distinct_accesses(AccessKind::Load);
         if loads.is_empty() {
             return false;
         }
@@ -148,7 +139,7 @@ impl Kernel {
             let mut needs = vec![false; loads.len()];
             a.value.visit(&mut |e| match e {
                 Expr::Load(l) => {
-                    if let Some(k) = loads.iter().position(|x| x == l) {
+                    if let Ok(k) = loads.binary_search(l) {
                         needs[k] = true;
                     }
                 }
