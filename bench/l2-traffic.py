@@ -76,6 +76,13 @@ isolates one candidate, over buffers well beyond the L2, with every other sector
   `shifted`); then S MiB more of fresh data and the buffer a last time (profiled). An LRU L2
   keeps the buffer wherever A + S fits, whatever K; one that ages sectors from their fill loses
   it where A + (K + 1) S does not, as without touches (K = 0, the control).
+- `sibling A/S/TOUCH` (the set `sibling`): whether a read of one sector of a line renews the
+  line's other sectors. The first sectors of the 128-byte lines of A MiB are read; then S MiB of
+  fresh data; then a touch (TOUCH `none`; `same`: the first sectors again, the `promote` case;
+  `sibling`: the third sectors, another 64-byte fetch of the same lines); S MiB more of fresh
+  data; the first sectors a last time (profiled). An L2 that keeps lines in LRU order keeps the
+  first sectors wherever A + S fits whether the touch read them or their line's third sectors;
+  one that ages each sector by its own reads loses them after a `sibling` touch as without one.
 - `pprio A/FIRST/S` (the set `pprio`): whether L2 keeps the other half of a 64-byte fetch (a
   sector no load asked for) as long as a sector a load asked for. The first sectors of the
   64-byte chunks of A MiB are read (FIRST `half`: the fetch brings the second ones along) or
@@ -123,7 +130,7 @@ sectors from the L1s and the DRAM bytes.
 
 usage (GPU, CuPy, ncu): bench/l2-traffic.py measure OUT.json
                            [traffic|partial|capacity|wcapacity|stagger|runs|threshold|pstride|partner|promote|
-                            pprio|segments|lines|window|window3|copyspin|afterloads|
+                            sibling|pprio|segments|lines|window|window3|copyspin|afterloads|
                             recordshape]
                          bench/l2-traffic.py summary OUT.json
 """
@@ -431,6 +438,28 @@ extern "C" __global__ void lines_reread(const float* __restrict__ a, long long l
 {
     line_scan(a, lines, k, out);
 }
+// sibling: sector `sector` of every line, one word per lane.
+__device__ void line_sector(const float* __restrict__ a, long long lines, int sector, float* out)
+{
+    const long long t = blockIdx.x * (long long)blockDim.x + threadIdx.x;
+    if (t / 8 >= lines) return;
+    if (a[(t / 8) * 32 + sector * 8 + t % 8] != 1.0f) atomicAdd(out, 1.0f);
+}
+extern "C" __global__ void sib_first(const float* __restrict__ a, long long lines, int sector,
+                                     float* out)
+{
+    line_sector(a, lines, sector, out);
+}
+extern "C" __global__ void sib_touch(const float* __restrict__ a, long long lines, int sector,
+                                     float* out)
+{
+    line_sector(a, lines, sector, out);
+}
+extern "C" __global__ void sib_last(const float* __restrict__ a, long long lines, int sector,
+                                    float* out)
+{
+    line_sector(a, lines, sector, out);
+}
 // pprio: sectors of 64-byte chunks, one per lane: `which` 0 the first sectors, 1 the second
 // ones, 2 both (the whole chunk).
 __device__ void chunk_sectors(const float* __restrict__ a, long long chunks, int which,
@@ -523,7 +552,7 @@ METRICS = [
 ]
 # The probe sets `measure` runs.
 SETS = ("traffic", "partial", "capacity", "wcapacity", "stagger", "runs", "threshold", "pstride",
-        "partner", "promote", "pprio", "segments", "lines", "window", "window3", "copyspin",
+        "partner", "promote", "sibling", "pprio", "segments", "lines", "window", "window3", "copyspin",
         "afterloads", "recordshape")
 WINDOW_CHUNKS = 1 << 15  # window: 32 Ki chunks of 16 KiB, 512 MiB read fresh
 WINDOW_PER = 1024  # window: float4 per chunk
@@ -673,6 +702,12 @@ def plan(which):
         for stream in (0, 8, 16, 24, 28, 32, 40):
             for first in ("half", "whole"):
                 pts.append({"probe": "pprio", "mb": PROMOTE_MB, "first": first, "stream": stream})
+        return pts
+    if which == "sibling":
+        for stream in (4, 8, 12, 16, 20, 24):
+            for touch in ("none", "same", "sibling"):
+                pts.append({"probe": "sibling", "mb": PROMOTE_MB, "stream": stream,
+                            "touch": touch})
         return pts
     if which == "promote":
         for stream in (8, 12, 16, 20, 24, 28, 32):
@@ -886,6 +921,26 @@ def launch(plan_path):
             rt.deviceSynchronize()
             if float(out[0]) != 0.0:
                 sys.exit(f"pprio {pt}: read something other than the ones written")
+        elif kind == "sibling":
+            # The lines first, then two fresh regions of `stream` MiB after them in `big`.
+            nlines = pt["mb"] * (1 << 20) // 128
+            buf = big[:nlines * 32]
+            schunks, sper = reread_shape(pt["stream"], sms)
+            grid = (nlines * 8 + 255) // 256
+            out.fill(0.0)
+            args = (buf, cp.int64(nlines))
+            mod.get_function("sib_first")((grid,), (256,), args + (cp.int32(0), out))
+            for i in range(2):
+                fresh = big[nlines * 32 + i * sper * schunks * 4:][:sper * schunks * 4]
+                mod.get_function("warm")((schunks,), (256,), (fresh, cp.int64(sper),
+                                                              cp.int32(schunks), out))
+                if i == 0 and pt["touch"] != "none":
+                    sector = 0 if pt["touch"] == "same" else 2
+                    mod.get_function("sib_touch")((grid,), (256,), args + (cp.int32(sector), out))
+            mod.get_function("sib_last")((grid,), (256,), args + (cp.int32(0), out))
+            rt.deviceSynchronize()
+            if float(out[0]) != 0.0:
+                sys.exit(f"sibling {pt}: read something other than the ones written")
         elif kind == "promote":
             # The buffer first, then fresh regions of `stream` MiB after it in `big`.
             chunks, per = reread_shape(pt["mb"], sms)
@@ -1012,6 +1067,7 @@ def measure(out_path, which):
         ("none", "application", ["second_halves"]) if which == "pprio" else
         ("none", "application", ["seg_reread", "segw_reread"]) if which == "segments" else
         ("none", "application", ["lines_reread"]) if which == "lines" else
+        ("none", "application", ["sib_last"]) if which == "sibling" else
         ("none", "application", ["reread_w"]) if which == "wcapacity" else
         ("all", "kernel",
          ["gather", "scatter", "scatter_groups", "records", "records_read", "soa_store", "paced", "copy", "copy_spin", "pieces",
@@ -1034,6 +1090,9 @@ def measure(out_path, which):
         elif pt["probe"] == "window":
             # Per byte read a second time.
             pt["units"], pt["unit_bytes"] = (WINDOW_CHUNKS - pt["lag"]) * WINDOW_PER * 16, 1
+        elif pt["probe"] == "sibling":
+            # Per sector the last kernel reads.
+            pt["units"], pt["unit_bytes"] = pt["mb"] * (1 << 20) // 128, 32
         elif pt["probe"] == "lines":
             # Per sector read.
             pt["units"], pt["unit_bytes"] = pt["mb"] * (1 << 20) // 128 * pt["sectors"], 32
@@ -1059,7 +1118,7 @@ def summary(path):
     print(f"# L2 to DRAM traffic probes on the {d['device']} (issue 8)\n")
     print(f"Measured {d['date'][:10]}, driver {d['driver']}, default "
           f"`cudaLimitMaxL2FetchGranularity` {d['default_fetch_limit']} B. Per unit (a sector for "
-          "gather, scatter, pieces and runs, a 64-byte chunk for halves and paced-halves, a byte of the buffer for reread, a 76-byte record for the "
+          "gather, scatter, pieces and runs, a sector the last kernel reads for sibling, a 64-byte chunk for halves and paced-halves, a byte of the buffer for reread, a 76-byte record for the "
           "others), in bytes; `L2 rd`/`L2 wr` are the "
           "sectors from the L1s times 32.\n")
     print("| probe | setting | L2 rd | L2 rd miss | L2 wr | L2 wr miss | DRAM rd | DRAM wr | time |")
@@ -1117,6 +1176,9 @@ def summary(path):
         elif r["probe"] == "pprio":
             setting = (f"{r['mb']} MiB of chunks, {r['first']} read; {r['stream']} MiB fresh; "
                        "second sectors")
+        elif r["probe"] == "sibling":
+            setting = (f"first sectors of {r['mb']} MiB of lines; {r['stream']} MiB fresh; touch "
+                       f"{r['touch']}; {r['stream']} MiB fresh; first sectors again")
         elif r["probe"] == "promote":
             setting = (f"{r['mb']} MiB; {r['touches']} × ({r['stream']} MiB fresh, touch by "
                        f"{r['by']} blocks); {r['stream']} MiB fresh; reread")
