@@ -57,9 +57,12 @@ CLASSES = {
     "l2-more": ("DRAM load", "L2 capacity: L2 keeps reuses the model loses (reuse distances "
                 "on the measured curve's slope, where the stencil's loss is a ramp and the "
                 "two-reader probe's a knee; with the step at the effective capacity, most "
-                "reuses between 25 and 50 MiB)",
-                "l2-traffic/capacity, l2-traffic/wcapacity, link-gaps/; the -step experiment "
-                "files"),
+                "reuses between 25 and 50 MiB; flat AoS tiles at one block per SM: the "
+                "lockstep waves put a z-neighbour a whole wave later where the GPU starts it "
+                "half a wave later, their reads two layers apart now split by the middle "
+                "layer's read of the line)",
+                "l2-traffic/capacity, l2-traffic/wcapacity, l2-traffic/sibling, link-gaps/; "
+                "the -step experiment files"),
     "order-aos": ("L2 load", "scheduling order: AoS warps are interleaved by the full L1 load "
                   "queue (lg_throttle), between the lockstep and warp-burst orders; the first "
                   "fold point's burst is modelled (l1_interleave, and l1_interleave_one_block "

@@ -455,9 +455,11 @@ impl Bands {
         (usize::from(r.y < self.y_end) << 1) | (usize::from(r.z < self.z_end) << 2)
     }
 
-    /// The first sector (of `s` bytes) of the row at `base` of `plane` beyond the band along x.
-    fn x_sector_end(&self, plane: &Plane, base: i64, s: i64) -> i64 {
-        -floor_div(-(base + self.x_end * plane.pitch), s)
+    /// The first sector (of `s` bytes) of the row at `base` of `plane` beyond the band along x,
+    /// rounded up to a line of `line` bytes: a sector's link depends on its line's other
+    /// sectors (see [`RowPass::renew_lines`]), so the band holds whole lines.
+    fn x_sector_end(&self, plane: &Plane, base: i64, s: i64, line: i64) -> i64 {
+        -floor_div(-(base + self.x_end * plane.pitch), line) * (line / s)
     }
 }
 
@@ -513,6 +515,11 @@ pub(crate) struct RowPass {
     pat_index: HashMap<u64, u32, BuildHasherDefault<IntHasher>>,
     key: Vec<(i64, u32)>,
     best: Vec<Latest>,
+    /// Per sector of a row and own position: the previous access as L2's line renewals make
+    /// it (see [`RowPass::renew_lines`]).
+    renewed: Vec<[i64; POSITIONS]>,
+    /// The accesses of one line's sectors per own position (see [`RowPass::renew_lines`]).
+    line_times: Vec<i64>,
     /// Per step: issued loads before it (the L1 model's clock).
     load_before: Vec<u32>,
     /// Whether `load_before` follows a compiled order, not the steps' (a row's touches are then
@@ -829,6 +836,15 @@ fn keep_latest_seen(l: &mut Latest, then: u32, seen: u32, nt: &Offsets) {
     }
 }
 
+/// The sectors `lo..hi` of a row's range (`ns` sectors from sector `s0`) in the line of its
+/// `k`-th sector, `spl` sectors to a line.
+fn line_mates(s0: i64, k: usize, ns: usize, spl: i64) -> (usize, usize) {
+    let line = (s0 + k as i64).div_euclid(spl);
+    let lo = (line * spl - s0).max(0) as usize;
+    let hi = (((line + 1) * spl - s0).max(0) as usize).min(ns);
+    (lo, hi)
+}
+
 /// Sector ranges `[first, last]` of a touch, in increasing order, into `out`.
 fn sector_ranges(t: &Touch, s: i64, out: &mut Vec<(i64, i64)>) {
     sector_ranges_of(t, s, 0, t.n - 1, out);
@@ -1075,7 +1091,7 @@ impl RowPass {
                 Part::All => {}
                 Part::Record(bands) => {
                     row_bits = bands.row_bits(r);
-                    band_end = bands.x_sector_end(plane, plane.row_base(r.y, r.z), s);
+                    band_end = bands.x_sector_end(plane, plane.row_base(r.y, r.z), s, line);
                     record = true;
                 }
                 Part::Reuse { bands, first, .. } => {
@@ -1084,7 +1100,7 @@ impl RowPass {
                         if first & 1 == 0 {
                             continue;
                         }
-                        band_end = bands.x_sector_end(plane, plane.row_base(r.y, r.z), s);
+                        band_end = bands.x_sector_end(plane, plane.row_base(r.y, r.z), s, line);
                         x_only = true;
                     }
                 }
@@ -1255,6 +1271,24 @@ impl RowPass {
             },
             best: [i64::MIN; POSITIONS],
         }));
+        // A sector this block does not touch still renews its line when a neighbour reads it:
+        // it keeps the latest access before the block's last touch of that line.
+        let spl = (sh.line / s).max(1);
+        let mut lo = 0;
+        while lo < ns {
+            let hi = line_mates(s0, lo, ns, spl).1;
+            if self.first[lo..hi].contains(&NONE) {
+                let line = &mut self.best[lo..hi];
+                let me: [i64; POSITIONS] =
+                    std::array::from_fn(|j| line.iter().map(|l| l.me[j]).max().unwrap_or(i64::MIN));
+                for (l, &f) in line.iter_mut().zip(&self.first[lo..hi]) {
+                    if f == NONE {
+                        l.me = me;
+                    }
+                }
+            }
+            lo = hi;
+        }
         let my_id = grid.id(me);
         // The blocks (in y and z) one of whose loads lands on this row, with those loads, and in
         // x those whose loads can reach the row's sectors; the blocks in order of first
@@ -1386,7 +1420,95 @@ impl RowPass {
             }
         }
         self.group_acc = group;
+        self.renew_lines(s0, ns, spl, clock, steps, wave);
         self.emit_links(ns, clock, issue, &own_ord, w, split);
+    }
+
+    /// Moves each sector's previous access to where L2's line renewals leave the longest gap.
+    /// L2 keeps whole lines (`bench/l2-traffic.py` set `lines`) and a hit renews its line's place
+    /// (set `promote`), so an access to any sector of the line between two reads of a sector
+    /// splits the gap L2 must keep it over: the sector survives both parts, about as likely as
+    /// it survives the longer one. A D3Q19 AoS record's line is read by three layers of tiles
+    /// in turn, each its own words (the z-velocities' sectors are linked two layers apart, the
+    /// middle layer renews the line). Candidates are the latest earlier access of each
+    /// line-mate and this block's own earlier touches of it; the times are the lockstep clock's,
+    /// whose steps carry alike traffic, so the gap is measured in its issue order.
+    fn renew_lines(&mut self, s0: i64, ns: usize, spl: i64, clock: Clock, steps: i64, wave: i64) {
+        if spl <= 1 {
+            return;
+        }
+        let period = steps * wave;
+        let linear = |t: i64| {
+            let (w, step, ord) = clock.parts(t);
+            (w * steps + step) * wave + ord
+        };
+        let packed = |l: i64| {
+            let w = l.div_euclid(period);
+            let r = l - w * period;
+            clock.at(w, r / wave, r % wave)
+        };
+        let mut lo = 0;
+        while lo < ns {
+            let (_, hi) = line_mates(s0, lo, ns, spl);
+            let (line, firsts) = (&self.best[lo..hi], &self.first[lo..hi]);
+            // Per own position, the latest read by another block and the block's first touch
+            // of the line: a sector with no read after its previous access and no own touch
+            // before its own (a line read whole, the usual case) keeps its link.
+            let mut latest = [i64::MIN; POSITIONS];
+            let mut first_own = [i64::MAX; POSITIONS];
+            for (o, &f) in line.iter().zip(firsts) {
+                for j in 0..POSITIONS {
+                    latest[j] = latest[j].max(o.best[j]);
+                    if f != NONE {
+                        first_own[j] = first_own[j].min(o.me[j]);
+                    }
+                }
+            }
+            let keeps = |l: &Latest, j: usize| {
+                l.best[j] == i64::MIN || (latest[j] <= l.best[j] && first_own[j] >= l.me[j])
+            };
+            if line.iter().all(|l| (0..POSITIONS).all(|j| keeps(l, j))) {
+                lo = hi;
+                continue;
+            }
+            // The line's accesses per own position: other blocks' latest earlier reads of its
+            // sectors and this block's own touches of them.
+            let n = 2 * line.len();
+            self.line_times.clear();
+            for j in 0..POSITIONS {
+                for (o, &f) in line.iter().zip(firsts) {
+                    self.line_times.push(o.best[j]);
+                    self.line_times
+                        .push(if f == NONE { i64::MIN } else { o.me[j] });
+                }
+            }
+            self.renewed.clear();
+            for l in line {
+                self.renewed.push(std::array::from_fn(|j| {
+                    let (me, then) = (l.me[j], l.best[j]);
+                    if keeps(l, j) {
+                        return then;
+                    }
+                    let (a, b) = (linear(then), linear(me));
+                    let mut gap = b - a;
+                    for &t in &self.line_times[j * n..(j + 1) * n] {
+                        if t > then && t < me {
+                            let x = linear(t);
+                            gap = gap.min((x - a).max(b - x));
+                        }
+                    }
+                    if gap == b - a {
+                        then
+                    } else {
+                        packed(b - gap)
+                    }
+                }));
+            }
+            for (l, r) in self.best[lo..hi].iter_mut().zip(&self.renewed) {
+                l.best = *r;
+            }
+            lo = hi;
+        }
     }
 
     /// The walks of the own positions `own_pos` to the neighbour `delta` launches before this
