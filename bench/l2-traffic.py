@@ -120,6 +120,11 @@ isolates one candidate, over buffers well beyond the L2, with every other sector
   `copy`: its stores go out only once all its loads are back (the wait's test reads the first
   and last loaded word), as in a kernel whose every store needs every load, where `copy` stores
   each word as its load returns.
+- `copy B/0/K` (the set `occupancy`): `copy_spin` without a wait at blocks of 4 to 32 warps,
+  each block holding enough dynamic shared memory that only K blocks fit on an SM: whether the
+  share of partly written records L2 writes back early is set by the warps per block alone (as
+  the sets `partial` and `afterloads` measured it, at full occupancy), or falls with fewer
+  blocks per SM (D3Q19 AoS tiles at 40 registers, 48 warps per SM, lose a fifth of it).
 - `copy B` and `copy B/0` (the set `recordshape`): both copies at 32-warp blocks of ten shapes,
   from 8×8×16 to 256×4×1: whether rows of records that fill whole lines lose less than short
   rows whose lines other warps and blocks share.
@@ -131,7 +136,7 @@ sectors from the L1s and the DRAM bytes.
 usage (GPU, CuPy, ncu): bench/l2-traffic.py measure OUT.json
                            [traffic|partial|capacity|wcapacity|stagger|runs|threshold|pstride|partner|promote|
                             sibling|pprio|segments|lines|window|window3|copyspin|afterloads|
-                            recordshape]
+                            recordshape|occupancy]
                          bench/l2-traffic.py summary OUT.json
 """
 import json
@@ -553,7 +558,7 @@ METRICS = [
 # The probe sets `measure` runs.
 SETS = ("traffic", "partial", "capacity", "wcapacity", "stagger", "runs", "threshold", "pstride",
         "partner", "promote", "sibling", "pprio", "segments", "lines", "window", "window3", "copyspin",
-        "afterloads", "recordshape")
+        "afterloads", "recordshape", "occupancy")
 WINDOW_CHUNKS = 1 << 15  # window: 32 Ki chunks of 16 KiB, 512 MiB read fresh
 WINDOW_PER = 1024  # window: float4 per chunk
 WINDOW_LAGS = (16, 128, 512, 1024, 1536, 2048, 2560, 3072, 4096)
@@ -573,6 +578,20 @@ READ_BLOCKS_PER_SM = 8  # reread: blocks of 256 threads, all resident
 SOA_ARRAY_BYTES = 272 ** 3 * 4  # segments: a D3Q19 SoA array of 256^3 with 8 ghost layers
 SEGMENTS = 19  # segments: D3Q19's arrays
 PROMOTE_MB = 8  # promote: the buffer read again and again
+
+
+SM_SHARED = 233472  # the H100's and H200's shared memory per SM (228 KiB)
+BLOCK_RESERVED = 1024  # the shared memory the driver reserves per block
+
+
+def occupancy_smem(bps):
+    """Dynamic shared memory per block that lets exactly `bps` blocks fit on an SM (None: 0)."""
+    if not bps:
+        return 0
+    # The most that `bps` blocks fit with, less a little: `bps + 1` do not.
+    smem = SM_SHARED // bps - BLOCK_RESERVED - 256
+    assert SM_SHARED // (smem + BLOCK_RESERVED) == bps, bps
+    return smem
 
 
 def reread_shape(mb, sms):
@@ -651,6 +670,13 @@ def plan(which):
                   (256, 4, 1), (32, 8, 4), (16, 64, 1), (8, 128, 1)):
             pts.append({"probe": "copy", "block": list(b)})
             pts.append({"probe": "copy", "block": list(b), "spin": 0})
+        return pts
+    if which == "occupancy":
+        # The record copy with its stores after all loads, at fewer blocks per SM than fit.
+        for b, bps in (((128, 1, 1), (16, 12, 8, 4)), ((8, 8, 4), (8, 6, 4, 2)),
+                       ((8, 8, 8), (4, 3, 2, 1)), ((8, 8, 16), (2, 1))):
+            for k in bps:
+                pts.append({"probe": "copy", "block": list(b), "spin": 0, "bps": k})
         return pts
     if which == "afterloads":
         # The record copy whose stores wait for all its loads (`copy_spin` at no wait), at the
@@ -1029,8 +1055,11 @@ def launch(plan_path):
                 src[:] = cp.arange(1, Q + 1, dtype=cp.float32)
                 rec.fill(0.0)
                 if "spin" in pt:
-                    mod.get_function("copy_spin")(grid, tuple(b), (src, rec, cp.int32(EDGE),
-                                                                   cp.int32(pt["spin"])))
+                    f = mod.get_function("copy_spin")
+                    smem = occupancy_smem(pt.get("bps"))
+                    f.max_dynamic_shared_size_bytes = smem
+                    f(grid, tuple(b), (src, rec, cp.int32(EDGE), cp.int32(pt["spin"])),
+                      shared_mem=smem)
                 else:
                     mod.get_function("copy")(grid, tuple(b), (src, rec, cp.int32(EDGE)))
                 rt.deviceSynchronize()
@@ -1072,12 +1101,15 @@ def measure(out_path, which):
         ("all", "kernel",
          ["gather", "scatter", "scatter_groups", "records", "records_read", "soa_store", "paced", "copy", "copy_spin", "pieces",
           "runs", "lag", "halves", "paced_halves", "window", "window3"]))
-    rows, out = profile_plan(__file__, points, names, METRICS, cache, replay)
+    # The set `occupancy` also reads the warps an SM kept resident.
+    metrics = METRICS + (["sm__warps_active.avg.per_cycle_active"] if which == "occupancy"
+                         else [])
+    rows, out = profile_plan(__file__, points, names, metrics, cache, replay)
     default_limit = json.loads(out.strip().splitlines()[-1])["default_fetch_limit"]
     sms = cp.cuda.Device().attributes["MultiProcessorCount"]
     results = []
     for pt, row in zip(points, rows):
-        m = {k: number(row[k]) for k in METRICS}
+        m = {k: number(row[k]) for k in metrics}
         if pt["probe"] in ("halves", "paced-halves"):
             pt["units"], pt["unit_bytes"] = PARTNER_CHUNKS, 64
         elif pt["probe"] in ("gather", "scatter", "pscatter", "pieces", "runs", "lag"):
@@ -1200,6 +1232,9 @@ def summary(path):
             setting = "block " + "×".join(map(str, r["block"]))
             if "spin" in r:
                 setting += f", {r['spin']} cycles between loads and stores"
+            if "bps" in r:
+                warps = c.get("sm__warps_active.avg.per_cycle_active", float("nan"))
+                setting += f", {r['bps']} blocks per SM ({warps:.1f} warps active)"
 
         def per(k):
             return c[k] / u
