@@ -515,8 +515,8 @@ pub(crate) struct RowPass {
     pat_index: HashMap<u64, u32, BuildHasherDefault<IntHasher>>,
     key: Vec<(i64, u32)>,
     best: Vec<Latest>,
-    /// Per sector of a row and own position: the previous access as L2's line renewals make
-    /// it (see [`RowPass::renew_lines`]).
+    /// Per sector of one line and own position: the previous access as L2's line renewals
+    /// make it (see [`RowPass::renew_lines`]).
     renewed: Vec<[i64; POSITIONS]>,
     /// The accesses of one line's sectors per own position (see [`RowPass::renew_lines`]).
     line_times: Vec<i64>,
