@@ -515,9 +515,6 @@ pub(crate) struct RowPass {
     pat_index: HashMap<u64, u32, BuildHasherDefault<IntHasher>>,
     key: Vec<(i64, u32)>,
     best: Vec<Latest>,
-    /// Per sector of one line and own position: the previous access as L2's line renewals
-    /// make it (see [`RowPass::renew_lines`]).
-    renewed: Vec<[i64; POSITIONS]>,
     /// The accesses of one line's sectors per own position (see [`RowPass::renew_lines`]).
     line_times: Vec<i64>,
     /// Per step: issued loads before it (the L1 model's clock).
@@ -836,13 +833,19 @@ fn keep_latest_seen(l: &mut Latest, then: u32, seen: u32, nt: &Offsets) {
     }
 }
 
-/// The sectors `lo..hi` of a row's range (`ns` sectors from sector `s0`) in the line of its
-/// `k`-th sector, `spl` sectors to a line.
-fn line_mates(s0: i64, k: usize, ns: usize, spl: i64) -> (usize, usize) {
-    let line = (s0 + k as i64).div_euclid(spl);
-    let lo = (line * spl - s0).max(0) as usize;
-    let hi = (((line + 1) * spl - s0).max(0) as usize).min(ns);
-    (lo, hi)
+/// The lines of a row's range (`ns` sectors from sector `s0`, `spl` sectors to a line), each as
+/// its sectors `lo..hi` in the range, in order.
+fn line_spans(s0: i64, ns: usize, spl: i64) -> impl Iterator<Item = (usize, usize)> {
+    let mut lo = 0;
+    std::iter::from_fn(move || {
+        (lo < ns).then(|| {
+            let line = (s0 + lo as i64).div_euclid(spl);
+            let hi = (((line + 1) * spl - s0) as usize).min(ns);
+            let span = (lo, hi);
+            lo = hi;
+            span
+        })
+    })
 }
 
 /// Sector ranges `[first, last]` of a touch, in increasing order, into `out`.
@@ -1274,20 +1277,20 @@ impl RowPass {
         // A sector this block does not touch still renews its line when a neighbour reads it:
         // it keeps the latest access before the block's last touch of that line.
         let spl = (sh.line / s).max(1);
-        let mut lo = 0;
-        while lo < ns {
-            let hi = line_mates(s0, lo, ns, spl).1;
-            if self.first[lo..hi].contains(&NONE) {
-                let line = &mut self.best[lo..hi];
-                let me: [i64; POSITIONS] =
-                    std::array::from_fn(|j| line.iter().map(|l| l.me[j]).max().unwrap_or(i64::MIN));
-                for (l, &f) in line.iter_mut().zip(&self.first[lo..hi]) {
-                    if f == NONE {
-                        l.me = me;
+        if spl > 1 {
+            for (lo, hi) in line_spans(s0, ns, spl) {
+                if self.first[lo..hi].contains(&NONE) {
+                    let line = &mut self.best[lo..hi];
+                    let me: [i64; POSITIONS] = std::array::from_fn(|j| {
+                        line.iter().map(|l| l.me[j]).max().unwrap_or(i64::MIN)
+                    });
+                    for (l, &f) in line.iter_mut().zip(&self.first[lo..hi]) {
+                        if f == NONE {
+                            l.me = me;
+                        }
                     }
                 }
             }
-            lo = hi;
         }
         let my_id = grid.id(me);
         // The blocks (in y and z) one of whose loads lands on this row, with those loads, and in
@@ -1447,16 +1450,14 @@ impl RowPass {
             let r = l - w * period;
             clock.at(w, r / wave, r % wave)
         };
-        let mut lo = 0;
-        while lo < ns {
-            let (_, hi) = line_mates(s0, lo, ns, spl);
-            let (line, firsts) = (&self.best[lo..hi], &self.first[lo..hi]);
+        for (lo, hi) in line_spans(s0, ns, spl) {
+            let firsts = &self.first[lo..hi];
             // Per own position, the latest read by another block and the block's first touch
             // of the line: a sector with no read after its previous access and no own touch
             // before its own (a line read whole, the usual case) keeps its link.
             let mut latest = [i64::MIN; POSITIONS];
             let mut first_own = [i64::MAX; POSITIONS];
-            for (o, &f) in line.iter().zip(firsts) {
+            for (o, &f) in self.best[lo..hi].iter().zip(firsts) {
                 for j in 0..POSITIONS {
                     latest[j] = latest[j].max(o.best[j]);
                     if f != NONE {
@@ -1464,15 +1465,18 @@ impl RowPass {
                     }
                 }
             }
-            let keeps = |l: &Latest, j: usize| {
-                l.best[j] == i64::MIN || (latest[j] <= l.best[j] && first_own[j] >= l.me[j])
+            let keeps = |then: i64, me: i64, j: usize| {
+                then == i64::MIN || (latest[j] <= then && first_own[j] >= me)
             };
-            if line.iter().all(|l| (0..POSITIONS).all(|j| keeps(l, j))) {
-                lo = hi;
+            let line = &mut self.best[lo..hi];
+            if line
+                .iter()
+                .all(|l| (0..POSITIONS).all(|j| keeps(l.best[j], l.me[j], j)))
+            {
                 continue;
             }
-            // The line's accesses per own position: other blocks' latest earlier reads of its
-            // sectors and this block's own touches of them.
+            // The line's accesses per own position, taken before any link moves: other
+            // blocks' latest earlier reads of its sectors and this block's own touches of them.
             let n = 2 * line.len();
             self.line_times.clear();
             for j in 0..POSITIONS {
@@ -1482,12 +1486,11 @@ impl RowPass {
                         .push(if f == NONE { i64::MIN } else { o.me[j] });
                 }
             }
-            self.renewed.clear();
-            for l in line {
-                self.renewed.push(std::array::from_fn(|j| {
+            for l in line.iter_mut() {
+                for j in 0..POSITIONS {
                     let (me, then) = (l.me[j], l.best[j]);
-                    if keeps(l, j) {
-                        return then;
+                    if keeps(then, me, j) {
+                        continue;
                     }
                     let (a, b) = (linear(then), linear(me));
                     let mut gap = b - a;
@@ -1497,17 +1500,11 @@ impl RowPass {
                             gap = gap.min((x - a).max(b - x));
                         }
                     }
-                    if gap == b - a {
-                        then
-                    } else {
-                        packed(b - gap)
+                    if gap < b - a {
+                        l.best[j] = packed(b - gap);
                     }
-                }));
+                }
             }
-            for (l, r) in self.best[lo..hi].iter_mut().zip(&self.renewed) {
-                l.best = *r;
-            }
-            lo = hi;
         }
     }
 
