@@ -156,7 +156,7 @@ fn bad_arguments_are_clear_errors() {
         ),
         (
             &["--issue-order", "timed", "--timing", "22,0,35,270,550"][..],
-            "is not five positive integers",
+            "is not five or six positive integers",
         ),
     ] {
         fails(&[&simulate_args("16,16,16")[..], extra].concat(), msg);

@@ -10,7 +10,9 @@
 //! after the L1, L2 or DRAM latency of its slowest sector. When the queue has room, the SM issues
 //! from the warp that issued last if it can go on, else from the oldest warp that can (greedy
 //! then oldest, GTO). Blocks start in launch order on the first SM with a free slot (the first
-//! wave dealt round-robin, as the other orders place it); the SMs share L2 in time order.
+//! wave dealt round-robin, as the other orders place it); the SMs share L2 in time order. Where
+//! the model limits L2's bandwidth, each SM's L1 misses queue for its share of it, so a load that
+//! misses waits longer when misses crowd (the warps then take more turns between two loads).
 
 use super::{Scratch, Served, Sim};
 use crate::footprint::FootprintError;
@@ -32,6 +34,9 @@ pub struct IssueTiming {
     pub l2_cycles: u32,
     /// Latency of a load served by DRAM.
     pub dram_cycles: u32,
+    /// Sectors an SM's L1 misses may fetch from L2 per 1,000 cycles (the SM's share of L2's
+    /// bandwidth); 0: unlimited, each miss waits its latency only.
+    pub l2_sectors_per_kcycle: u32,
 }
 
 impl Default for IssueTiming {
@@ -46,6 +51,7 @@ impl Default for IssueTiming {
             l1_cycles: 35,
             l2_cycles: 270,
             dram_cycles: 570,
+            l2_sectors_per_kcycle: 0,
         }
     }
 }
@@ -53,25 +59,32 @@ impl Default for IssueTiming {
 impl std::str::FromStr for IssueTiming {
     type Err = FootprintError;
 
-    /// Parses `registers,queue,l1,l2,dram`, five positive integers.
+    /// Parses `registers,queue,l1,l2,dram[,l2_rate]`, five or six positive integers (the sixth:
+    /// L2 sectors per SM per 1,000 cycles).
     fn from_str(s: &str) -> Result<IssueTiming, FootprintError> {
         let v: Vec<u32> = s
             .split(',')
             .map(|x| x.trim().parse::<u32>().ok().filter(|&v| v > 0))
             .collect::<Option<_>>()
             .ok_or_else(|| {
-                FootprintError::BadTiming(format!("`{s}` is not five positive integers"))
+                FootprintError::BadTiming(format!("`{s}` is not five or six positive integers"))
             })?;
         match *v.as_slice() {
-            [load_registers, queue, l1_cycles, l2_cycles, dram_cycles] => Ok(IssueTiming {
-                load_registers,
-                queue,
-                l1_cycles,
-                l2_cycles,
-                dram_cycles,
-            }),
+            [load_registers, queue, l1_cycles, l2_cycles, dram_cycles, ref rate @ ..]
+                if rate.len() <= 1 =>
+            {
+                Ok(IssueTiming {
+                    load_registers,
+                    queue,
+                    l1_cycles,
+                    l2_cycles,
+                    dram_cycles,
+                    l2_sectors_per_kcycle: rate.first().copied().unwrap_or(0),
+                })
+            }
             _ => Err(FootprintError::BadTiming(format!(
-                "`{s}` has {} numbers; give registers,queue,l1,l2,dram (e.g. 22,16,35,270,550)",
+                "`{s}` has {} numbers; give registers,queue,l1,l2,dram and optionally L2 sectors \
+                 per SM per 1,000 cycles (e.g. 1,16,35,270,570 or 1,16,35,270,570,600)",
                 v.len()
             ))),
         }
@@ -155,6 +168,8 @@ struct Sm {
     greedy: Option<usize>,
     /// Cycle the SM may issue its next memory instruction from (one per cycle).
     next_admit: u64,
+    /// Cycle (in thousandths) from which the SM's share of L2's bandwidth is free.
+    l2_free: u64,
 }
 
 impl Sm {
@@ -237,6 +252,7 @@ pub(super) fn run(
             free: 0,
             greedy: None,
             next_admit: 0,
+            l2_free: 0,
         })
         .collect();
     let mut next_block = 0;
@@ -287,6 +303,7 @@ pub(super) fn run(
             if st.free <= t {
                 if let Some((k, i)) = st.queue.pop_front() {
                     let (block, w) = (st.warps[k].block, st.warps[k].w);
+                    let before = sim.c.l2_load_sectors;
                     let (busy, done) = match work.perform(sim, &mut sc, s, block, w, i) {
                         None => (0, t),
                         Some((lines, served)) => {
@@ -296,7 +313,17 @@ pub(super) fn run(
                             } else {
                                 timing.latency(served)
                             };
-                            (busy, t + busy + lat)
+                            // The instruction's misses leave the SM once the earlier ones
+                            // have, at its share of L2's bandwidth (in thousandths of a cycle).
+                            let missed = sim.c.l2_load_sectors - before;
+                            let rate = u64::from(timing.l2_sectors_per_kcycle);
+                            let mut done = t + busy + lat;
+                            if rate > 0 && missed > 0 {
+                                st.l2_free =
+                                    st.l2_free.max((t + busy) * 1000) + missed * 1_000_000 / rate;
+                                done = done.max(st.l2_free.div_ceil(1000) + lat);
+                            }
+                            (busy, done)
                         }
                     };
                     st.free = t + busy;

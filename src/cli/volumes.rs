@@ -61,9 +61,10 @@ pub struct VolumesArgs {
     /// [default: half the SM's warps].
     #[arg(long, value_parser = clap::value_parser!(u32).range(1..=4096))]
     interleave: Option<u32>,
-    /// With `--issue-order timed`: the timing model as `registers,queue,l1,l2,dram` — registers
-    /// per thread holding loads in flight, warp instructions queued in front of the L1, and the
-    /// L1, L2 and DRAM latencies in cycles [default: 1,16,35,270,570].
+    /// With `--issue-order timed`: the timing model as `registers,queue,l1,l2,dram[,l2_rate]` —
+    /// registers per thread holding loads in flight, warp instructions queued in front of the L1,
+    /// the L1, L2 and DRAM latencies in cycles, and optionally the sectors an SM's L1 misses may
+    /// fetch from L2 per 1,000 cycles (unlimited where left out) [default: 1,16,35,270,570].
     #[arg(long)]
     timing: Option<cachesim::IssueTiming>,
     /// Which line the simulator's L1 gives up for a new one.

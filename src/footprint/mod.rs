@@ -477,7 +477,7 @@ pub enum FootprintError {
     /// Inconsistent cache parameters.
     #[error("invalid cache parameters: {0}")]
     BadParams(String),
-    /// A timing model of issue that is not five positive integers.
+    /// A timing model of issue that is not five or six positive integers.
     #[error("{0}")]
     BadTiming(String),
     /// A compiled issue order that does not fit the program.

@@ -1007,6 +1007,28 @@ fn reuse_probe_follows_the_timing_model() {
     assert!(hit(&single, 4).0 < 0.3, "{:?}", hit(&single, 4));
     // The L1 serves one line per cycle: 64 warps' 256 instructions of 32 lines take longer.
     assert!(hit(&single, 2).1 >= 64 * 256 * 32);
+    // With L2's bandwidth limited, misses queue for it: a probe that misses L1 takes longer at
+    // 0.5 sectors per cycle (32 lines of one sector each per instruction, most of them missed),
+    // and as long where it hits.
+    let limited = IssueTiming {
+        l2_sectors_per_kcycle: 500,
+        ..IssueTiming::default()
+    };
+    let (miss_free, miss_limited) = (hit(&single, 96), hit(&limited, 96));
+    assert!(
+        miss_limited.1 as f64 > 1.5 * miss_free.1 as f64,
+        "{miss_free:?} {miss_limited:?}"
+    );
+    assert!(miss_limited.1 >= 64 * 256 * 32 * 2 * 9 / 10);
+    assert_eq!(hit(&limited, 1).0, hit(&single, 1).0);
+    // The timing parses with or without the rate, and refuses other counts.
+    let t: IssueTiming = "1,16,35,270,570,600".parse().unwrap();
+    assert_eq!(t.l2_sectors_per_kcycle, 600);
+    let t: IssueTiming = "1,16,35,270,570".parse().unwrap();
+    assert_eq!(t, IssueTiming::default());
+    assert!("1,16,35,270".parse::<IssueTiming>().is_err());
+    assert!("1,16,35,270,570,600,1".parse::<IssueTiming>().is_err());
+    assert!("1,16,35,270,570,0".parse::<IssueTiming>().is_err());
     // Bad probe parameters are an error.
     assert!(reuse_probe_hit_rate(&p, &batch, 33, 2, 256).is_err());
     assert!(reuse_probe_hit_rate(&p, &batch, 32, 0, 256).is_err());
