@@ -78,8 +78,9 @@ CLASSES = {
     "narrow": ("L2 load", "scheduling order: blocks 1-2 threads wide re-fetch lines that "
                "x-neighbouring blocks share; their order decides the hits: box3d_r1's run "
                "L1-bound (the timed simulator keeps their reuses, the lockstep visitor does "
-               "not), star3d_r4's L2-bound, and L2's bandwidth decides which",
-               "issue-order/, issue-order/timed-l2-rate.md; the refetch-chain prototype"),
+               "not), star3d_r4's L2-bound at L2's measured rate for one sector per line",
+               "issue-order/, issue-order/timed-l2-rate.md, narrow-256x256x128/, "
+               "l2-traffic/l2rate; the refetch-chain and own-window-narrow prototypes"),
     "l1-less": ("L2 load", "scheduling order and L1 replacement, at 8 or more blocks per SM: "
                 "the GPU runs near the lockstep simulator with the measured set function; the "
                 "visitor keeps more by its Poisson set conflicts and by the first fold point's "

@@ -125,6 +125,12 @@ isolates one candidate, over buffers well beyond the L2, with every other sector
   share of partly written records L2 writes back early is set by the warps per block alone (as
   the sets `partial` and `afterloads` measured it, at full occupancy), or falls with fewer
   blocks per SM (D3Q19 AoS tiles at 40 registers, 48 warps per SM, lose a fifth of it).
+- `l2rate MODE/K` (the set `l2rate`): how many sectors an SM's L1 misses can read from L2 per
+  cycle. Blocks of 256 threads, K per SM, read a buffer of 8 MiB that L2 holds 24 times, every
+  load through L2 only (`ld.global.cg`); MODE `line`: a warp instruction reads one 128-byte line
+  (4 sectors), `sector`: 32 lines, one sector each (a tile one thread wide). Its L2 sectors over
+  its duration and the SMs' clock (`sm__cycles_elapsed.avg.per_second`) give the rate the timed
+  simulator's `--timing …,RATE` takes.
 - `copy B` and `copy B/0` (the set `recordshape`): both copies at 32-warp blocks of ten shapes,
   from 8×8×16 to 256×4×1: whether rows of records that fill whole lines lose less than short
   rows whose lines other warps and blocks share.
@@ -136,7 +142,7 @@ sectors from the L1s and the DRAM bytes.
 usage (GPU, CuPy, ncu): bench/l2-traffic.py measure OUT.json
                            [traffic|partial|capacity|wcapacity|stagger|runs|threshold|pstride|partner|promote|
                             sibling|pprio|segments|lines|window|window3|copyspin|afterloads|
-                            recordshape|occupancy]
+                            recordshape|occupancy|l2rate]
                          bench/l2-traffic.py summary OUT.json
 """
 import json
@@ -538,6 +544,23 @@ extern "C" __global__ void copy_spin(const float* __restrict__ a, float* __restr
 #pragma unroll
     for (int q = 0; q < Q; ++q) b[r + q] = v[q] + 1.0f;
 }
+// l2rate: `passes` reads of `lines` lines through L2 only, a line per warp instruction
+// (`sector` 0) or a sector of each of 32 lines (1); every word is 1.
+extern "C" __global__ void l2rate(const float* __restrict__ a, long long lines, int sector,
+                                  int passes, float* out)
+{
+    const long long t = blockIdx.x * (long long)blockDim.x + threadIdx.x;
+    const long long n = (long long)gridDim.x * blockDim.x;
+    // Words read per pass: every word of every line, or 1 of 32 (a sector's first of 8).
+    const long long words = sector ? lines * 32 / 8 : lines * 32;
+    float bad = 0.0f;
+    for (int p = 0; p < passes; ++p)
+        for (long long i = t; i < words; i += n) {
+            const long long w = sector ? ((i % lines) * 32 + (i / lines) * 8) : i;
+            bad += __ldcg(a + w) != 1.0f;
+        }
+    if (bad != 0.0f) atomicAdd(out, bad);
+}
 extern "C" __global__ void soa_store(float* __restrict__ a, int n)
 {
     const long long r = record_of(n);
@@ -558,7 +581,7 @@ METRICS = [
 # The probe sets `measure` runs.
 SETS = ("traffic", "partial", "capacity", "wcapacity", "stagger", "runs", "threshold", "pstride",
         "partner", "promote", "sibling", "pprio", "segments", "lines", "window", "window3", "copyspin",
-        "afterloads", "recordshape", "occupancy")
+        "afterloads", "recordshape", "occupancy", "l2rate")
 WINDOW_CHUNKS = 1 << 15  # window: 32 Ki chunks of 16 KiB, 512 MiB read fresh
 WINDOW_PER = 1024  # window: float4 per chunk
 WINDOW_LAGS = (16, 128, 512, 1024, 1536, 2048, 2560, 3072, 4096)
@@ -578,6 +601,7 @@ READ_BLOCKS_PER_SM = 8  # reread: blocks of 256 threads, all resident
 SOA_ARRAY_BYTES = 272 ** 3 * 4  # segments: a D3Q19 SoA array of 256^3 with 8 ghost layers
 SEGMENTS = 19  # segments: D3Q19's arrays
 PROMOTE_MB = 8  # promote: the buffer read again and again
+L2RATE_PASSES = 24  # l2rate: passes over the buffer (the first one fills L2)
 
 
 SM_SHARED = 233472  # the H100's and H200's shared memory per SM (228 KiB)
@@ -677,6 +701,12 @@ def plan(which):
                        ((8, 8, 8), (4, 3, 2, 1)), ((8, 8, 16), (2, 1))):
             for k in bps:
                 pts.append({"probe": "copy", "block": list(b), "spin": 0, "bps": k})
+        return pts
+    if which == "l2rate":
+        for mode in ("line", "sector"):
+            for bps in (2, 4, 8):
+                pts.append({"probe": "l2rate", "mode": mode, "bps": bps, "mb": PROMOTE_MB,
+                            "passes": L2RATE_PASSES})
         return pts
     if which == "afterloads":
         # The record copy whose stores wait for all its loads (`copy_spin` at no wait), at the
@@ -947,6 +977,16 @@ def launch(plan_path):
             rt.deviceSynchronize()
             if float(out[0]) != 0.0:
                 sys.exit(f"pprio {pt}: read something other than the ones written")
+        elif kind == "l2rate":
+            nlines = pt["mb"] * (1 << 20) // 128
+            out.fill(0.0)
+            mod.get_function("l2rate")((sms * pt["bps"],), (256,),
+                                       (big[:nlines * 32], cp.int64(nlines),
+                                        cp.int32(pt["mode"] == "sector"),
+                                        cp.int32(pt["passes"]), out))
+            rt.deviceSynchronize()
+            if float(out[0]) != 0.0:
+                sys.exit(f"l2rate {pt}: read something other than the ones written")
         elif kind == "sibling":
             # The lines first, then two fresh regions of `stream` MiB after them in `big`.
             nlines = pt["mb"] * (1 << 20) // 128
@@ -1100,9 +1140,10 @@ def measure(out_path, which):
         ("none", "application", ["reread_w"]) if which == "wcapacity" else
         ("all", "kernel",
          ["gather", "scatter", "scatter_groups", "records", "records_read", "soa_store", "paced", "copy", "copy_spin", "pieces",
-          "runs", "lag", "halves", "paced_halves", "window", "window3"]))
+          "runs", "lag", "halves", "paced_halves", "window", "window3", "l2rate"]))
     # The set `occupancy` also reads the warps an SM kept resident.
     metrics = METRICS + (["sm__warps_active.avg.per_cycle_active"] if which == "occupancy"
+                         else ["sm__cycles_elapsed.avg.per_second"] if which == "l2rate"
                          else [])
     rows, out = profile_plan(__file__, points, names, metrics, cache, replay)
     default_limit = json.loads(out.strip().splitlines()[-1])["default_fetch_limit"]
@@ -1122,6 +1163,11 @@ def measure(out_path, which):
         elif pt["probe"] == "window":
             # Per byte read a second time.
             pt["units"], pt["unit_bytes"] = (WINDOW_CHUNKS - pt["lag"]) * WINDOW_PER * 16, 1
+        elif pt["probe"] == "l2rate":
+            # Per sector read.
+            lines = pt["mb"] * (1 << 20) // 128
+            pt["units"] = lines * 4 * pt["passes"]
+            pt["unit_bytes"] = 32
         elif pt["probe"] == "sibling":
             # Per sector the last kernel reads.
             pt["units"], pt["unit_bytes"] = pt["mb"] * (1 << 20) // 128, 32
@@ -1208,6 +1254,12 @@ def summary(path):
         elif r["probe"] == "pprio":
             setting = (f"{r['mb']} MiB of chunks, {r['first']} read; {r['stream']} MiB fresh; "
                        "second sectors")
+        elif r["probe"] == "l2rate":
+            clock = c.get("sm__cycles_elapsed.avg.per_second", float("nan"))
+            rate = c[METRICS[2]] / (c[METRICS[6]] * 1e-9 * clock * d["sms"])
+            setting = (f"{r['passes']} passes over {r['mb']} MiB, a {r['mode']} per lane group, "
+                       f"{r['bps']} blocks of 256 per SM: {rate:.3f} L2 sectors per SM per cycle "
+                       f"at {clock / 1e9:.3f} GHz ({32 * c[METRICS[2]] / c[METRICS[6]]:.0f} GB/s)")
         elif r["probe"] == "sibling":
             setting = (f"first sectors of {r['mb']} MiB of lines; {r['stream']} MiB fresh; touch "
                        f"{r['touch']}; {r['stream']} MiB fresh; first sectors again")

@@ -112,17 +112,15 @@ sweeps() {
     OWN_ORDERS=partial-drift/oos-counters/raw/star3d_r4-f64-narrow-compiled-order.txt \
     run star3d_r4-f64-narrow$x star3d_r4-f64-narrow "$m" 256,256,256 "$STAR" --dtype f64
   SWEEPS="$SWEEPS star3d_r4-f64-narrow$x"
-  if [ "$GPU" = h100 ]; then
-    # Out of sample for the line renewals: 16 unfolded or once-folded D3Q19 AoS tiles of 4 to 32
-    # warps, none in an earlier sweep (aos-flat-oos/raw/d3q19_srt_pull-aos-flat-oos-configs.txt;
-    # two repeats on other H100s in aos-flat-oos/repeat*/).
-    RAW=aos-flat-oos/raw \
-      OWN_ORDERS=aos-flat-oos/raw/d3q19_srt_pull-aos-flat-oos-compiled-order.txt \
-      ORIGINAL=aos-flat-oos/d3q19_srt_pull-aos-flat-oos.json \
-      run d3q19_srt_pull-aos-flat-oos$x d3q19_srt_pull-aos-flat-oos "$m" 256,256,256 \
-      "$HERE/bench/counters/d3q19_srt_pull_aos.toml"
-    SWEEPS="$SWEEPS d3q19_srt_pull-aos-flat-oos$x"
-  fi
+  # Out of sample for the line renewals: 16 unfolded or once-folded D3Q19 AoS tiles of 4 to 32
+  # warps, none in an earlier sweep, the same on both GPUs
+  # (aos-flat-oos/raw/d3q19_srt_pull-aos-flat-oos-configs.txt; repeats in aos-flat-oos/repeat*/).
+  RAW=aos-flat-oos/raw \
+    OWN_ORDERS=aos-flat-oos/raw/d3q19_srt_pull-aos-flat-oos-compiled-order.txt \
+    ORIGINAL=aos-flat-oos/d3q19_srt_pull-aos-flat-oos.json \
+    run d3q19_srt_pull-aos-flat-oos$x d3q19_srt_pull-aos-flat-oos "$m" 256,256,256 \
+    "$HERE/bench/counters/d3q19_srt_pull_aos.toml"
+  SWEEPS="$SWEEPS d3q19_srt_pull-aos-flat-oos$x"
   # D3Q19 SoA (the current kernel) and AoS again, the H100 sweeps' 25 configurations each, with
   # the twin that compiles with `run --backend cuda`'s float options (the kernel the timing
   # harness runs) and reads its compiled orders itself (timed-twin/, both GPUs).
