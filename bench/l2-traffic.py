@@ -551,7 +551,8 @@ extern "C" __global__ void l2rate(const float* __restrict__ a, long long lines, 
 {
     const long long t = blockIdx.x * (long long)blockDim.x + threadIdx.x;
     const long long n = (long long)gridDim.x * blockDim.x;
-    // Words read per pass: every word of every line, or 1 of 32 (a sector's first of 8).
+    // Words read per pass: every word of every line, or the first word of each of a line's
+    // four sectors, consecutive threads in consecutive lines.
     const long long words = sector ? lines * 32 / 8 : lines * 32;
     float bad = 0.0f;
     for (int p = 0; p < passes; ++p)
@@ -1257,7 +1258,8 @@ def summary(path):
         elif r["probe"] == "l2rate":
             clock = c.get("sm__cycles_elapsed.avg.per_second", float("nan"))
             rate = c[METRICS[2]] / (c[METRICS[6]] * 1e-9 * clock * d["sms"])
-            setting = (f"{r['passes']} passes over {r['mb']} MiB, a {r['mode']} per lane group, "
+            reads = ("one line" if r["mode"] == "line" else "one sector of each of 32 lines")
+            setting = (f"{r['passes']} passes over {r['mb']} MiB, a warp instruction reading {reads}, "
                        f"{r['bps']} blocks of 256 per SM: {rate:.3f} L2 sectors per SM per cycle "
                        f"at {clock / 1e9:.3f} GHz ({32 * c[METRICS[2]] / c[METRICS[6]]:.0f} GB/s)")
         elif r["probe"] == "sibling":
