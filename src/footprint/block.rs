@@ -57,8 +57,8 @@ use super::geometry::{
     convolve, gcd, residues, Counter, ElemBox, IntHasher, Plane, PlaneAccess, Tally,
 };
 use super::rows::{
-    boxes, load_boxes, sample_rows, Bands, BlockAt, Grid, Issue, Link, Part, RowPass, SampledRow,
-    Shape,
+    boxes, load_boxes, sample_rows, Bands, BlockAt, Grid, Issue, Link, Part, Placement, RowPass,
+    SampledRow, Shape,
 };
 use super::{CacheParams, MemoryProgram, SizeClasses};
 use crate::ir::AccessKind;
@@ -68,6 +68,12 @@ use std::hash::BuildHasherDefault;
 /// Rows processed per representative block at most, where L1 may overflow (every one of them
 /// is also a link row).
 const ROW_BUDGET: usize = 64;
+/// Rows of the representative's pass for L1's statistics, where L1 overflows: a sample of their
+/// own, spread (`Placement::Spread`), apart from the link rows. An even sample of the link rows'
+/// 64 aliases with the period of the fold points along y and z: star3d_r4 f64 1×16×8 fold 4×2×4
+/// read 50 % more through L2 than with every row, 6 % more with this one
+/// (bench/results/h100/counters/README.md, "The L1 cliff was the row sample").
+const L1_ROW_BUDGET: usize = 128;
 /// Rows processed otherwise, and per block sampled for its links only.
 const LINK_ROWS: usize = super::rows::LINK_ROWS;
 /// Axes with fewer blocks than this are sampled at their first block as well as inside.
@@ -216,6 +222,9 @@ pub(crate) struct BlockScratch {
     /// Process every sampled block in full, reusing nothing of the representative's (the
     /// reference the reuse is tested against).
     pub(crate) full_extra_passes: bool,
+    /// Rows of the pass for L1's statistics, where not [`L1_ROW_BUDGET`] (the reference the
+    /// sample is tested against takes every row).
+    pub(crate) l1_row_budget: Option<usize>,
     /// The axes (bit 0 x, 1 y, 2 z) along which blocks reused the representative's parts, for
     /// every configuration so far (tests check that the reuse is exercised).
     pub(crate) reused_axes: usize,
@@ -979,14 +988,12 @@ impl BlockScratch {
 
     /// Samples rows from the kept regions into `self.rows`: the regions are split at the cuts
     /// into cells of rows touched alike; with at most `budget` cells, one row of each stands for
-    /// the cell, else a systematic sample of `budget` rows is taken.
+    /// the cell, else an even sample of `budget` rows is taken.
     fn sample_kept(&mut self, budget: usize) {
-        self.rows.clear();
         self.cells.clear();
         self.plane_cells.clear();
-        // Rows of all regions, and per plane: sums of integers, exact (as the sums of the cells'
-        // rows in `f64` they replace).
-        let mut total_rows = 0i64;
+        // Rows per plane: sums of integers, exact (as the sums of the cells' rows in `f64` they
+        // replace).
         self.plane_rows.clear();
         for &(pi, a, b) in &self.plane_regions {
             let start = self.cells.len();
@@ -1026,8 +1033,16 @@ impl BlockScratch {
             }
             self.plane_cells.push((pi, start, self.cells.len()));
             self.plane_rows.push(plane_rows);
-            total_rows += plane_rows;
         }
+        self.sample_cells(budget, Placement::Even);
+    }
+
+    /// Samples rows from the cells of the last [`BlockScratch::sample_kept`] into `self.rows`:
+    /// one row of each cell where there are at most `budget`, else `budget` rows placed by
+    /// `placement`.
+    fn sample_cells(&mut self, budget: usize, placement: Placement) {
+        self.rows.clear();
+        let total_rows: i64 = self.plane_rows.iter().sum();
         let cell_rows = |c: &(i64, i64, i64, i64)| ((c.1 - c.0) * (c.3 - c.2)) as f64;
         if self.cells.len() <= budget {
             for &(pi, a, b) in &self.plane_cells {
@@ -1048,7 +1063,7 @@ impl BlockScratch {
             sample_rows(
                 &self.cells[a..b],
                 pi as u32,
-                budget,
+                (budget, placement),
                 total,
                 offset as f64,
                 &mut self.rows,
@@ -1578,6 +1593,11 @@ impl BlockScratch {
         // rows records the same line touches, so these are its re-fetches too.
         let mut l1_found = None;
         if l1_overflows {
+            let link_rows = std::mem::take(&mut self.rows);
+            self.sample_cells(
+                self.l1_row_budget.unwrap_or(L1_ROW_BUDGET),
+                Placement::Spread,
+            );
             let rows = std::mem::take(&mut self.rows);
             self.pass.skip_links = true;
             self.pass.block(
@@ -1595,7 +1615,7 @@ impl BlockScratch {
                 Part::All,
             );
             self.pass.skip_links = false;
-            self.rows = rows;
+            self.rows = link_rows;
             let refetched = self.l1_refetches(prog, p, &is_load, rep_weight, resident, load_steps);
             if let Some(seen) = self.pass.last_seen_steps() {
                 self.pass.last_seen = seen;

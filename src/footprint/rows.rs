@@ -2224,39 +2224,68 @@ impl RowPass {
     }
 }
 
-/// A systematic sample of `budget` rows of the regions `regions` (rows in region order, y
-/// fastest), taken from a stream of `total_rows` rows shared with other planes: `offset` rows of
+/// Where a sample's rows lie among the rows it is drawn from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Placement {
+    /// Evenly spaced, at `(k + 1/2)·spacing` for `k = 0, 1, …`.
+    Even,
+    /// Spread by the golden ratio, at `frac(1/2 + k/φ)·total` for `k < budget`: as even in any
+    /// stretch of rows, but with no period that the rows' own (a block's or its fold points'
+    /// along y and z) can alias with.
+    Spread,
+}
+
+/// A sample of `budget` rows of the regions `regions` (rows in region order, y fastest), placed
+/// by `placement` in a stream of `total_rows` rows shared with other planes: `offset` rows of
 /// that stream come before these regions. Every row stands for `total_rows / budget` rows; all of
 /// them are taken when there are no more than `budget`.
 pub(crate) fn sample_rows(
     regions: &[(i64, i64, i64, i64)],
     pi: u32,
-    budget: usize,
+    (budget, placement): (usize, Placement),
     total_rows: f64,
     offset: f64,
     out: &mut Vec<SampledRow>,
 ) {
     let all = total_rows <= budget as f64;
     let spacing = if all { 1.0 } else { total_rows / budget as f64 };
-    // The sample points are (k + 1/2)·spacing for k = 0, 1, ...
-    let mut next = if all {
-        offset
+    let own: f64 = regions
+        .iter()
+        .map(|&(ya, yb, za, zb)| ((yb - ya) * (zb - za)) as f64)
+        .sum();
+    let points: Vec<f64> = if all || placement == Placement::Even {
+        // The points (k + 1/2)·spacing within these regions' stretch of the stream.
+        let first = if all {
+            offset
+        } else {
+            ((offset / spacing - 0.5).ceil().max(0.0) + 0.5) * spacing
+        };
+        (0..)
+            .map(|k| first + k as f64 * spacing)
+            .take_while(|&p| p < offset + own)
+            .collect()
     } else {
-        ((offset / spacing - 0.5).ceil().max(0.0) + 0.5) * spacing
+        const INV_PHI: f64 = 0.618_033_988_749_894_9;
+        let mut p: Vec<f64> = (0..budget)
+            .map(|k| (0.5 + k as f64 * INV_PHI).fract() * total_rows)
+            .filter(|&p| p >= offset && p < offset + own)
+            .collect();
+        p.sort_by(f64::total_cmp);
+        p
     };
+    let mut next = points.into_iter().peekable();
     let mut start = offset;
     for &(ya, yb, za, zb) in regions {
         let (dy, dz) = (yb - ya, zb - za);
         let end = start + (dy * dz) as f64;
-        while next < end {
-            let idx = (next - start).floor() as i64;
+        while let Some(p) = next.next_if(|&p| p < end) {
+            let idx = (p - start).floor() as i64;
             out.push(SampledRow {
                 plane: pi,
                 y: ya + idx % dy,
                 z: za + idx / dy,
                 weight: spacing,
             });
-            next += spacing;
         }
         start = end;
     }
@@ -2288,7 +2317,7 @@ pub(crate) fn boxes(
 
 #[cfg(test)]
 mod tests {
-    use super::{sector_ranges, sector_ranges_within, Touch};
+    use super::{sample_rows, sector_ranges, sector_ranges_within, Placement, Touch};
 
     /// The sectors of `lo..=hi` the ranges cover.
     fn covered(ranges: &[(i64, i64)], lo: i64, hi: i64) -> Vec<i64> {
@@ -2296,6 +2325,49 @@ mod tests {
             .iter()
             .flat_map(|&(f, l)| f.max(lo)..=l.min(hi))
             .collect()
+    }
+
+    #[test]
+    fn a_spread_sample_meets_every_phase_of_rows_that_repeat() {
+        // 48 rows along y (a period of 16) in 32 layers, one plane: an even sample of 128 rows
+        // steps 12 rows and meets 4 of the 16 phases; the spread one meets all of them.
+        let regions = [(0, 48, 0, 32)];
+        let phases = |placement| {
+            let mut out = Vec::new();
+            sample_rows(&regions, 0, (128, placement), 1536.0, 0.0, &mut out);
+            let weight: f64 = out.iter().map(|r| r.weight).sum();
+            assert!((weight - 1536.0).abs() < 1e-9, "{placement:?} {weight}");
+            assert!(out
+                .iter()
+                .all(|r| (0..48).contains(&r.y) && (0..32).contains(&r.z)));
+            let mut seen = [0usize; 16];
+            out.iter().for_each(|r| seen[(r.y % 16) as usize] += 1);
+            seen.iter().filter(|&&n| n > 0).count()
+        };
+        assert_eq!(phases(Placement::Even), 4);
+        assert_eq!(phases(Placement::Spread), 16);
+        // Split over two planes, the points fall where they would in one stream.
+        let (mut one, mut two) = (Vec::new(), Vec::new());
+        let whole = [(0, 48, 0, 32)];
+        sample_rows(&whole, 0, (128, Placement::Spread), 1536.0, 0.0, &mut one);
+        sample_rows(
+            &[(0, 48, 0, 16)],
+            0,
+            (128, Placement::Spread),
+            1536.0,
+            0.0,
+            &mut two,
+        );
+        sample_rows(
+            &[(0, 48, 16, 32)],
+            1,
+            (128, Placement::Spread),
+            1536.0,
+            768.0,
+            &mut two,
+        );
+        assert_eq!(one.len(), two.len());
+        assert!(one.iter().zip(&two).all(|(a, b)| (a.y, a.z) == (b.y, b.z)));
     }
 
     #[test]
