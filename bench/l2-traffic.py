@@ -125,6 +125,13 @@ isolates one candidate, over buffers well beyond the L2, with every other sector
   share of partly written records L2 writes back early is set by the warps per block alone (as
   the sets `partial` and `afterloads` measured it, at full occupancy), or falls with fewer
   blocks per SM (D3Q19 AoS tiles at 40 registers, 48 warps per SM, lose a fifth of it).
+- `copy B/0 gap G` (the set `storegap`): `copy_gap`, the record copy whose stores wait for all
+  its loads with a chain of G dependent FMAs before each store after the first: whether the
+  share of partly written records L2 writes back early grows with how far apart a thread's
+  stores are issued. The D3Q19 AoS twins compiled without the float options spread their 19
+  stores over about 80 instructions, among the collision's FMAs (32 registers); with them
+  (40 registers) they issue the 19 back to back, and lose a quarter of the share. G runs as a
+  loop (a branch between stores); `copy_chainG` (G = 1, 2, 4) unrolls the chain.
 - `l2rate MODE/K` (the set `l2rate`): how many sectors an SM's L1 misses can read from L2 per
   cycle. Blocks of 256 threads, K per SM, read a buffer of 8 MiB that L2 holds 24 times, every
   load through L2 only (`ld.global.cg`); MODE `line`: a warp instruction reads one 128-byte line
@@ -141,7 +148,7 @@ sectors from the L1s and the DRAM bytes.
 
 usage (GPU, CuPy, ncu): bench/l2-traffic.py measure OUT.json
                            [traffic|partial|capacity|wcapacity|stagger|runs|threshold|pstride|partner|promote|
-                            sibling|pprio|segments|lines|window|window3|copyspin|afterloads|
+                            sibling|pprio|segments|lines|window|window3|copyspin|afterloads|storegap|
                             recordshape|occupancy|l2rate]
                          bench/l2-traffic.py summary OUT.json
 """
@@ -544,6 +551,49 @@ extern "C" __global__ void copy_spin(const float* __restrict__ a, float* __restr
 #pragma unroll
     for (int q = 0; q < Q; ++q) b[r + q] = v[q] + 1.0f;
 }
+extern "C" __global__ void copy_gap(const float* __restrict__ a, float* __restrict__ b, int n,
+                                    int gap, float one, float zero)
+{
+    // `copy_spin` at no wait, with `gap` dependent FMAs before each store after the first: each
+    // store's value depends on the chain (`one` and `zero` are 1 and 0, unknown to the
+    // compiler), so the stores go out that many instructions apart.
+    const long long r = record_of(n) * Q;
+    float v[Q];
+#pragma unroll
+    for (int q = 0; q < Q; ++q) v[q] = a[r + q];
+    float c = v[0];
+#pragma unroll
+    for (int q = 0; q < Q; ++q) {
+        if (q > 0)
+            for (int i = 0; i < gap; ++i) c = fmaf(c, one, zero);
+        b[r + q] = fmaf(c, zero, v[q] + 1.0f);
+    }
+}
+// `copy_gap` with a chain of G FMAs unrolled at compile time (no loop, no branch between stores).
+template <int G>
+__device__ void copy_chain(const float* __restrict__ a, float* __restrict__ b, int n, float one,
+                           float zero)
+{
+    const long long r = record_of(n) * Q;
+    float v[Q];
+#pragma unroll
+    for (int q = 0; q < Q; ++q) v[q] = a[r + q];
+    float c = v[0];
+#pragma unroll
+    for (int q = 0; q < Q; ++q) {
+        if (q > 0) {
+#pragma unroll
+            for (int i = 0; i < G; ++i) c = fmaf(c, one, zero);
+        }
+        b[r + q] = fmaf(c, zero, v[q] + 1.0f);
+    }
+}
+extern "C" __global__ void copy_chain1(const float* __restrict__ a, float* __restrict__ b, int n,
+                                       float one, float zero) { copy_chain<1>(a, b, n, one, zero); }
+extern "C" __global__ void copy_chain2(const float* __restrict__ a, float* __restrict__ b, int n,
+                                       float one, float zero) { copy_chain<2>(a, b, n, one, zero); }
+extern "C" __global__ void copy_chain4(const float* __restrict__ a, float* __restrict__ b, int n,
+                                       float one, float zero) { copy_chain<4>(a, b, n, one, zero); }
 // l2rate: `passes` reads of `lines` lines through L2 only, a line per warp instruction
 // (`sector` 0) or a sector of each of 32 lines (1); every word is 1.
 extern "C" __global__ void l2rate(const float* __restrict__ a, long long lines, int sector,
@@ -582,7 +632,7 @@ METRICS = [
 # The probe sets `measure` runs.
 SETS = ("traffic", "partial", "capacity", "wcapacity", "stagger", "runs", "threshold", "pstride",
         "partner", "promote", "sibling", "pprio", "segments", "lines", "window", "window3", "copyspin",
-        "afterloads", "recordshape", "occupancy", "l2rate")
+        "afterloads", "recordshape", "occupancy", "l2rate", "storegap")
 WINDOW_CHUNKS = 1 << 15  # window: 32 Ki chunks of 16 KiB, 512 MiB read fresh
 WINDOW_PER = 1024  # window: float4 per chunk
 WINDOW_LAGS = (16, 128, 512, 1024, 1536, 2048, 2560, 3072, 4096)
@@ -702,6 +752,14 @@ def plan(which):
                        ((8, 8, 8), (4, 3, 2, 1)), ((8, 8, 16), (2, 1))):
             for k in bps:
                 pts.append({"probe": "copy", "block": list(b), "spin": 0, "bps": k})
+        return pts
+    if which == "storegap":
+        # The record copy with its stores after all loads, a chain of FMAs before each store.
+        for b in ((128, 1, 1), (8, 8, 4), (8, 8, 8), (8, 8, 16)):
+            for gap in (0, 2, 4, 8, 16):
+                pts.append({"probe": "copy", "block": list(b), "spin": 0, "gap": gap})
+            for chain in (1, 2, 4):
+                pts.append({"probe": "copy", "block": list(b), "spin": 0, "chain": chain})
         return pts
     if which == "l2rate":
         for mode in ("line", "sector"):
@@ -1095,7 +1153,15 @@ def launch(plan_path):
                 src = cp.empty((cells, Q), dtype=cp.float32)
                 src[:] = cp.arange(1, Q + 1, dtype=cp.float32)
                 rec.fill(0.0)
-                if "spin" in pt:
+                if "chain" in pt:
+                    mod.get_function(f"copy_chain{pt['chain']}")(
+                        grid, tuple(b), (src, rec, cp.int32(EDGE), cp.float32(1.0), cp.float32(0.0)))
+                elif "gap" in pt:
+                    mod.get_function("copy_gap")(
+                        grid, tuple(b),
+                        (src, rec, cp.int32(EDGE), cp.int32(pt["gap"]), cp.float32(1.0),
+                         cp.float32(0.0)))
+                elif "spin" in pt:
                     f = mod.get_function("copy_spin")
                     smem = occupancy_smem(pt.get("bps"))
                     f.max_dynamic_shared_size_bytes = smem
@@ -1140,7 +1206,8 @@ def measure(out_path, which):
         ("none", "application", ["sib_last"]) if which == "sibling" else
         ("none", "application", ["reread_w"]) if which == "wcapacity" else
         ("all", "kernel",
-         ["gather", "scatter", "scatter_groups", "records", "records_read", "soa_store", "paced", "copy", "copy_spin", "pieces",
+         ["gather", "scatter", "scatter_groups", "records", "records_read", "soa_store", "paced", "copy", "copy_spin", "copy_gap", "copy_chain1",
+          "copy_chain2", "copy_chain4", "pieces",
           "runs", "lag", "halves", "paced_halves", "window", "window3", "l2rate"]))
     # The set `occupancy` also reads the warps an SM kept resident.
     metrics = METRICS + (["sm__warps_active.avg.per_cycle_active"] if which == "occupancy"
@@ -1286,6 +1353,10 @@ def summary(path):
             setting = "block " + "×".join(map(str, r["block"]))
             if "spin" in r:
                 setting += f", {r['spin']} cycles between loads and stores"
+            if "gap" in r:
+                setting += f", {r['gap']} FMAs before each store"
+            if "chain" in r:
+                setting += f", {r['chain']} FMAs before each store, unrolled"
             if "bps" in r:
                 warps = c.get("sm__warps_active.avg.per_cycle_active", float("nan"))
                 setting += f", {r['bps']} blocks per SM ({warps:.1f} warps active)"
