@@ -132,6 +132,10 @@ isolates one candidate, over buffers well beyond the L2, with every other sector
   stores over about 80 instructions, among the collision's FMAs (32 registers); with them
   (40 registers) they issue the 19 back to back, and lose a quarter of the share. G runs as a
   loop (a branch between stores); `copy_chainG` (G = 1, 2, 4) unrolls the chain.
+- `copy B/S skewed` (the set `warpskew`): `copy_skew`, the record copy whose stores wait for
+  its loads, warp w of a block's W waiting S·w/W cycles before its stores, beside `copy_spin`'s
+  wait of S for every warp: whether the share grows with the warps per block because a block's
+  warps, starting together, store together.
 - `l2rate MODE/K` (the set `l2rate`): how many sectors an SM's L1 misses can read from L2 per
   cycle. Blocks of 256 threads, K per SM, read a buffer of 8 MiB that L2 holds 24 times, every
   load through L2 only (`ld.global.cg`); MODE `line`: a warp instruction reads one 128-byte line
@@ -148,7 +152,7 @@ sectors from the L1s and the DRAM bytes.
 
 usage (GPU, CuPy, ncu): bench/l2-traffic.py measure OUT.json
                            [traffic|partial|capacity|wcapacity|stagger|runs|threshold|pstride|partner|promote|
-                            sibling|pprio|segments|lines|window|window3|copyspin|afterloads|storegap|
+                            sibling|pprio|segments|lines|window|window3|copyspin|afterloads|storegap|warpskew|
                             recordshape|occupancy|l2rate]
                          bench/l2-traffic.py summary OUT.json
 """
@@ -569,6 +573,25 @@ extern "C" __global__ void copy_gap(const float* __restrict__ a, float* __restri
         b[r + q] = fmaf(c, zero, v[q] + 1.0f);
     }
 }
+extern "C" __global__ void copy_skew(const float* __restrict__ a, float* __restrict__ b, int n,
+                                     int spin)
+{
+    // `copy_spin` with the wait staggered across the block's warps: warp w of W waits
+    // spin * w / W cycles, so that the block's warps no longer store together.
+    const long long r = record_of(n) * Q;
+    const int threads = blockDim.x * blockDim.y * blockDim.z;
+    const int w = (threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z)) / 32;
+    const int warps = (threads + 31) / 32;
+    float v[Q];
+#pragma unroll
+    for (int q = 0; q < Q; ++q) v[q] = a[r + q];
+    if (v[0] != -1.0f && v[Q - 1] != -1.0f) {
+        const long long t0 = clock64(), wait = (long long)spin * w / warps;
+        while (clock64() - t0 < wait) {}
+    }
+#pragma unroll
+    for (int q = 0; q < Q; ++q) b[r + q] = v[q] + 1.0f;
+}
 // `copy_gap` with a chain of G FMAs unrolled at compile time (no loop, no branch between stores).
 template <int G>
 __device__ void copy_chain(const float* __restrict__ a, float* __restrict__ b, int n, float one,
@@ -632,7 +655,7 @@ METRICS = [
 # The probe sets `measure` runs.
 SETS = ("traffic", "partial", "capacity", "wcapacity", "stagger", "runs", "threshold", "pstride",
         "partner", "promote", "sibling", "pprio", "segments", "lines", "window", "window3", "copyspin",
-        "afterloads", "recordshape", "occupancy", "l2rate", "storegap")
+        "afterloads", "recordshape", "occupancy", "l2rate", "storegap", "warpskew")
 WINDOW_CHUNKS = 1 << 15  # window: 32 Ki chunks of 16 KiB, 512 MiB read fresh
 WINDOW_PER = 1024  # window: float4 per chunk
 WINDOW_LAGS = (16, 128, 512, 1024, 1536, 2048, 2560, 3072, 4096)
@@ -752,6 +775,15 @@ def plan(which):
                        ((8, 8, 8), (4, 3, 2, 1)), ((8, 8, 16), (2, 1))):
             for k in bps:
                 pts.append({"probe": "copy", "block": list(b), "spin": 0, "bps": k})
+        return pts
+    if which == "warpskew":
+        # The record copy with its stores after all loads, waiting before its stores: every warp
+        # alike (`copy_spin`) or staggered across the block's warps (`copy_skew`).
+        for b in ((32, 4, 1), (8, 8, 4), (8, 8, 8), (8, 8, 16)):
+            for spin in (0, 1000, 4000, 16000):
+                pts.append({"probe": "copy", "block": list(b), "spin": spin})
+                if spin:
+                    pts.append({"probe": "copy", "block": list(b), "spin": spin, "skew": 1})
         return pts
     if which == "storegap":
         # The record copy with its stores after all loads, a chain of FMAs before each store.
@@ -1153,7 +1185,10 @@ def launch(plan_path):
                 src = cp.empty((cells, Q), dtype=cp.float32)
                 src[:] = cp.arange(1, Q + 1, dtype=cp.float32)
                 rec.fill(0.0)
-                if "chain" in pt:
+                if pt.get("skew"):
+                    mod.get_function("copy_skew")(
+                        grid, tuple(b), (src, rec, cp.int32(EDGE), cp.int32(pt["spin"])))
+                elif "chain" in pt:
                     mod.get_function(f"copy_chain{pt['chain']}")(
                         grid, tuple(b), (src, rec, cp.int32(EDGE), cp.float32(1.0), cp.float32(0.0)))
                 elif "gap" in pt:
@@ -1207,7 +1242,7 @@ def measure(out_path, which):
         ("none", "application", ["reread_w"]) if which == "wcapacity" else
         ("all", "kernel",
          ["gather", "scatter", "scatter_groups", "records", "records_read", "soa_store", "paced", "copy", "copy_spin", "copy_gap", "copy_chain1",
-          "copy_chain2", "copy_chain4", "pieces",
+          "copy_chain2", "copy_chain4", "copy_skew", "pieces",
           "runs", "lag", "halves", "paced_halves", "window", "window3", "l2rate"]))
     # The set `occupancy` also reads the warps an SM kept resident.
     metrics = METRICS + (["sm__warps_active.avg.per_cycle_active"] if which == "occupancy"
@@ -1353,6 +1388,8 @@ def summary(path):
             setting = "block " + "×".join(map(str, r["block"]))
             if "spin" in r:
                 setting += f", {r['spin']} cycles between loads and stores"
+                if r.get("skew"):
+                    setting += " (warp w of W waits w/W of them)"
             if "gap" in r:
                 setting += f", {r['gap']} FMAs before each store"
             if "chain" in r:
