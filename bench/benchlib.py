@@ -135,6 +135,21 @@ def lbm_soa_fields(cp, src):
     return u, cp.zeros_like(u)
 
 
+def lbm_aos_reference(cp, u, src, slab):
+    """An array-of-structures LBM twin's outputs on `slab` planes of interior cells (component,
+    z, y, x), float64, from the formula in its source; `u` is the input as (z, y, x, component)
+    with one ghost layer."""
+    n = [s - 2 for s in u.shape[:3]]
+
+    def S(dx, dy, dz, c):
+        return u[1 + dz:1 + dz + slab, 1 + dy:1 + dy + n[1], 1 + dx:1 + dx + n[2], c].astype(
+            cp.float64)
+
+    env = {"S": S, "FMA": lambda a, b, c: a * b + c, "OUT": {}}
+    exec(lbm_formula(src), env)
+    return cp.stack([env["OUT"][c] for c in range(u.shape[3])])
+
+
 def check_lbm_soa(cp, u, v, src, what):
     """The largest error of a structure-of-arrays LBM twin's output `v` on `LBM_SLAB` planes of
     interior cells, relative to the formula in its source evaluated in float64; exits with a
