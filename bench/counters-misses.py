@@ -47,10 +47,11 @@ CLASSES = {
                 "0.51-0.58 at 4 warps: the twins with the float options store back to back and "
                 "lose less than the tables, those without spread their stores), nor how many "
                 "warps store at once (a copy whose block's warps store apart keeps its records: "
-                "32 warps 0.51 -> 0.04)",
+                "32 warps 0.51 -> 0.04; the D3Q19 twins store as much at once as the copy, "
+                "so their lower share at 40 registers is still open)",
                 "README sections on partly written sectors and lines; l2-traffic/threshold, "
                 "l2-traffic/pstride, l2-traffic/afterloads, l2-traffic/storegap, "
-                "l2-traffic/warpskew, partial-drift (and its -oos run)"),
+                "l2-traffic/warpskew, store-spread/, partial-drift (and its -oos run)"),
     "l2-less": ("DRAM load", "L2 capacity: L2 loses reuses the model keeps (reuse distances "
                 "on the steep part of the measured curve, the L2 split, written data taking "
                 "more room than read data; in SoA tiles folded along x, the other half of a "
