@@ -617,7 +617,8 @@ pub(crate) struct RowPass {
     /// re-fetch of it, as expected); empty: the first touch itself. Set by the caller for the
     /// link search (see [`RowPass::last_seen_steps`]).
     pub last_seen: Vec<u32>,
-    /// Whether [`RowPass::block`] leaves out the link search (a pass for L1's statistics only).
+    /// Whether [`RowPass::block`] leaves out the link search and the first touches (a pass for
+    /// L1's statistics only).
     pub skip_links: bool,
     /// The walks of the sampled own positions to neighbours at a launch distance, in
     /// [`WALK_CACHE`] slots by a hash of the distance, tagged with the call of
@@ -1184,11 +1185,11 @@ impl RowPass {
                         });
                     }
                 }
-                if !clocked {
+                if !clocked && !self.skip_links {
                     self.first_touches(t.step, s0, w, (x_only, band_end), record, row_bits);
                 }
             }
-            if clocked {
+            if clocked && !self.skip_links {
                 for t in &own {
                     sector_ranges(t, s, &mut self.ranges);
                     self.first_touches(t.step, s0, w, (x_only, band_end), record, row_bits);
