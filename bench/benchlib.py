@@ -298,6 +298,22 @@ def sim_domain(block, fold, blocks_per_sm, sms, base, full):
     return ",".join(map(str, dom))
 
 
+def simulated_l2_load(binary, kernel, machine, domain, block, fold, blocks_per_sm, args=()):
+    """`(visitor, simulator)` L2 load in B/LUP of one configuration from `stencilscope volumes
+    --simulate` (`args` adds options: the issue order, its timing, a dtype); None where the
+    domain is too large to simulate; exits on any other failure."""
+    cmd = [binary, "volumes", kernel, "--machine", machine, "--domain", domain,
+           "--block", block, "--fold", fold, "--blocks-per-sm", str(blocks_per_sm),
+           "--simulate", *args]
+    out = subprocess.run(cmd, capture_output=True, text=True)
+    if out.returncode != 0:
+        if "too many to simulate" in out.stderr:
+            return None
+        sys.exit(f"{' '.join(cmd)} failed: {out.stderr.strip()}")
+    m = re.search(r"^L2 load\s+([\d.]+) B/LUP\s+[\d.]+ B/LUP\s+([\d.]+) B/LUP", out.stdout, re.M)
+    return float(m.group(1)), float(m.group(2))
+
+
 def ncu_rows(text):
     """The rows of ncu's raw CSV page (header, units, then one row per launch)."""
     start = text.index('"ID"')

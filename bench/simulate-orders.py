@@ -21,7 +21,6 @@ import json
 import os
 import re
 import statistics
-import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -64,19 +63,11 @@ def sim_domain(block, fold, blocks_per_sm):
 
 def volumes(block, fold, blocks_per_sm, order):
     """(visitor, simulation) L2 load in B/LUP, None where too large to simulate."""
-    cmd = [binary, "volumes", kernel, "--machine", machine,
-           "--domain", sim_domain(block, fold, blocks_per_sm),
-           "--block", ",".join(map(str, block)), "--fold", ",".join(map(str, fold)),
-           "--blocks-per-sm", str(blocks_per_sm), "--simulate", "--issue-order", order] + extra
-    if order == "drift":
-        cmd += drift
-    out = subprocess.run(cmd, capture_output=True, text=True)
-    if out.returncode != 0:
-        if "too many to simulate" in out.stderr:
-            return None
-        sys.exit(f"{' '.join(cmd)} failed: {out.stderr.strip()}")
-    m = re.search(r"^L2 load\s+([\d.]+) B/LUP\s+[\d.]+ B/LUP\s+([\d.]+) B/LUP", out.stdout, re.M)
-    return float(m.group(1)), float(m.group(2))
+    args = ["--issue-order", order] + extra + (drift if order == "drift" else [])
+    return benchlib.simulated_l2_load(binary, kernel, machine,
+                                      sim_domain(block, fold, blocks_per_sm),
+                                      ",".join(map(str, block)), ",".join(map(str, fold)),
+                                      blocks_per_sm, args)
 
 
 rows = []

@@ -13,10 +13,11 @@ usage: bench/timed-l2-rate.py RATES [BIN]
 """
 import itertools
 import os
-import re
-import subprocess
 import sys
 from concurrent.futures import ThreadPoolExecutor
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import benchlib  # noqa: E402
 
 HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # kernel, dtype, block, fold, blocks per SM and L2 load (B/LUP) of the H100 counter sweeps at 256³
@@ -57,14 +58,11 @@ def run(job, binary):
     (kernel, dtype, block, fold, bps, measured), rate = job
     dom = domain(block, fold, bps)
     timing = "1,16,35,270,570" + ("" if rate == "0" else f",{rate}")
-    out = subprocess.run(
-        [binary, "volumes", f"{HERE}/stencils/{kernel}.toml", "--dtype", dtype, "--machine",
-         "h100-sxm", "--domain", dom, "--block", block, "--fold", fold, "--blocks-per-sm",
-         str(bps), "--simulate", "--issue-order", "timed", "--timing", timing],
-        capture_output=True, text=True, check=True).stdout
-    m = re.search(r"L2 load\s+([\d.]+) B/LUP\s+[\d.]+ B/LUP\s+([\d.]+)", out)
+    visitor, sim = benchlib.simulated_l2_load(
+        binary, f"{HERE}/stencils/{kernel}.toml", "h100-sxm", dom, block, fold, bps,
+        ["--dtype", dtype, "--issue-order", "timed", "--timing", timing])
     return (f"| {kernel} {dtype} {block.replace(',', '×')} fold {fold.replace(',', '×')} | {bps} "
-            f"| {dom.replace(',', '×')} | {rate} | {m.group(1)} | {m.group(2)} | {measured} |")
+            f"| {dom.replace(',', '×')} | {rate} | {visitor:.2f} | {sim:.2f} | {measured} |")
 
 
 def main():
