@@ -58,12 +58,26 @@ load (`SPIN_PLAN`, `SPINS`): the same accesses in the same order GPU-wide, furth
 L2 misses that stay come from the data between two accesses; misses that fall came from a sector
 asked for again while its fill was still on its way.
 
+The set `options` compiles unfolded tiles three ways (`OPTIONS_PLAN`): without the float options
+(`optplain`: 32 registers, the 19 stores spread among the collision's arithmetic), with them
+(`optfloat`: 40 registers, the stores back to back) and with them at full occupancy
+(`optfloatfull`: `__launch_bounds__` asking for 2048 threads per SM, which holds them to 32
+registers; NVRTC's `--maxrregcount` does not lower a kernel with launch bounds). The record sectors
+L2 writes back early then say whether the float options' lower share comes from the stores'
+spacing or from the occupancy.
+
+The set `occunfolded` holds unfolded tiles, compiled without the float options (32 registers),
+at fewer blocks per SM than fit, as `occstore` does (`OCCUNFOLDED_PLAN`: a 192 KiB L1 in every
+launch, dynamic shared memory for the blocks per SM): how the share of record sectors written
+back early falls with the warps per SM at a fixed L1.
+
 Every launch is checked: `orig`, `fence`, the `occstore`, `cg` and `spin` launches and `soa` against a reference evaluated from the formula printed
 in the source (float64, on a slab of 8 planes), `nostore` by the sum of its words against the sum
 of `orig`'s output (relative 1e-4).
 
 usage (GPU, CuPy, ncu, the stencilscope binary):
-  bench/aos-reads.py measure BIN OUT.json [stores|layout|occupancy|fence|occstore|cg|spin|cgstores]
+  bench/aos-reads.py measure BIN OUT.json [stores|layout|occupancy|fence|occstore|cg|spin|cgstores|
+                                           options|occunfolded]
   bench/aos-reads.py summary OUT.json
 """
 import json
@@ -148,6 +162,14 @@ SPIN_FN = ("__device__ __forceinline__ void ss_spin(long long n)\n{\n"
 # to the loads alone.
 CGSTORES_PLAN = [((4, 1, 32), (2, 2, 1), 12), ((128, 2, 2), (2, 2, 4), 3),
                  ((32, 1, 8), (2, 2, 4), 6)]
+# The set `options`: unfolded tiles of 4, 8 and 16 warps.
+OPTIONS_PLAN = [((128, 1, 1), (1, 1, 1), None), ((64, 2, 1), (1, 1, 1), None),
+                ((256, 1, 1), (1, 1, 1), None), ((16, 8, 4), (1, 1, 1), None),
+                ((8, 8, 8), (1, 1, 1), None)]
+# The set `occunfolded`: unfolded tiles of 4, 8 and 16 warps, and the blocks per SM each runs at
+# besides its own (16, 8, 4).
+OCCUNFOLDED_PLAN = [((128, 1, 1), (1, 1, 1), (14, 12, 10, 8)), ((8, 8, 4), (1, 1, 1), (7, 6, 4)),
+                    ((8, 8, 8), (1, 1, 1), (3, 2))]
 OCCSTORE_CARVEOUT = 28
 OCCSTORE_SHARED = 64 << 10
 FOLD = "    // fold point"
@@ -188,6 +210,17 @@ TILE_SETS = {
         ("orig", {"shared": 0}),
         *((f"{form}bps{n}", {"shared": per_block_share(n)})
           for form in ("cg", "cgnostore", "cgsoa"))], SHARE_METRICS),
+    "options": (OPTIONS_PLAN, lambda _: [
+        ("optplain", {"options": []}), ("optfloat", {"options": list(FLOAT_OPTIONS)}),
+        ("optfloatfull", {"options": list(FLOAT_OPTIONS)})],
+        ["launch__registers_per_thread", "launch__occupancy_limit_registers",
+         "l1tex__t_sectors_pipe_lsu_mem_local_op_st.sum"]),
+    "occunfolded": (OCCUNFOLDED_PLAN, lambda bps: [
+        ("orig", {"carveout": None, "shared": 0, "options": []}),
+        ("c64", {"carveout": OCCSTORE_CARVEOUT, "shared": 0, "options": []}),
+        *((f"c64bps{n}", {"carveout": OCCSTORE_CARVEOUT, "options": [],
+                          "shared": per_block_share(n, OCCSTORE_SHARED)}) for n in bps)],
+        SHARE_METRICS),
     "spin": ([(block, fold, None) for block, fold in SPIN_PLAN],
              lambda _: [("orig", {}), *((f"cgspin{n}", {}) for n in SPINS)],
              ["launch__registers_per_thread", "launch__occupancy_limit_registers"]),
@@ -207,8 +240,13 @@ def variant(src, which, cells):
                 return f"fld_src[(long)((base_src + {k - c}) / {COMPONENTS}) * {words}L + {c}]"
             out = LOAD.sub(pad, out)
         return out
-    if which == "orig" or which.startswith("c64"):
-        # `c64...` differ from `orig` in how they are launched only.
+    if which == "optfloatfull":
+        # Launch bounds asking for a full SM (2048 threads): 32 registers at most.
+        return re.sub(r"__launch_bounds__\((\d+)\)",
+                      lambda m: f"__launch_bounds__({m.group(1)}, {2048 // int(m.group(1))})",
+                      src, count=1)
+    if which == "orig" or which.startswith(("c64", "opt")):
+        # `c64...` and `opt...` differ from `orig` in how they are launched or compiled only.
         return src
     if which.startswith("cgspin"):
         spin = int(which[len("cgspin"):])
@@ -278,7 +316,7 @@ def launch(plan_path):
             if not abs(got - want) <= 1e-4 * abs(want):
                 sys.exit(f"{what}: sum {got} against orig's {want}")
             continue
-        if pt["variant"] in ("orig", "fence") or (pt["variant"].startswith(("c64", "cg"))
+        if pt["variant"] in ("orig", "fence") or (pt["variant"].startswith(("c64", "cg", "opt"))
                                                  and "soa" not in pt["variant"]):
             out = v.reshape(ext[2], ext[1], ext[0], COMPONENTS)
             slab = cp.moveaxis(out[1:1 + SLAB, 1:-1, 1:-1, :], 3, 0)
@@ -333,8 +371,8 @@ def summary(path):
           "the L2 reads.\n")
     print("| block | fold | variant | L1 ld | L2 rd | L2 rd miss | miss | L2 wr | fills | DRAM rd | "
           "DRAM wr | record sectors lost | time µs | shared config KiB | blocks per SM (shared) "
-          "| warps active % |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+          "| warps active % | registers |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for r in d["results"]:
         c = {k: v / updates for k, v in r["counters"].items()}
         rd = 32 * c["lts__t_sectors_srcunit_tex_op_read.sum"]
@@ -350,7 +388,8 @@ def summary(path):
               f"{r['counters']['gpu__time_duration.sum'] / 1e3:.0f} | "
               f"{cell(r, 'launch__shared_mem_config_size', 1 / 1024)} | "
               f"{cell(r, 'launch__occupancy_limit_shared_mem', 1)} | "
-              f"{cell(r, 'sm__warps_active.avg.pct_of_peak_sustained_active', 1)} |")
+              f"{cell(r, 'sm__warps_active.avg.pct_of_peak_sustained_active', 1)} | "
+              f"{cell(r, 'launch__registers_per_thread', 1)} |")
 
 
 def cell(r, metric, scale):
@@ -365,7 +404,7 @@ if __name__ == "__main__":
         launch(a[1])
     elif a[:1] == ["measure"] and len(a) in (3, 4) and a[3:] in (
             [], ["stores"], ["layout"], ["occupancy"], ["fence"], ["occstore"], ["cg"], ["spin"],
-            ["cgstores"]):
+            ["cgstores"], ["options"], ["occunfolded"]):
         measure(a[1], a[2], (a[3:] or ["stores"])[0])
     elif a[:1] == ["summary"] and len(a) == 2:
         summary(a[1])

@@ -47,8 +47,10 @@ CLASSES = {
                 "0.51-0.58 at 4 warps: the twins with the float options store back to back and "
                 "lose less than the tables, those without spread their stores), nor how many "
                 "warps store at once (a copy whose block's warps store apart keeps its records: "
-                "32 warps 0.51 -> 0.04; the D3Q19 twins store as much at once as the copy, "
-                "so their lower share at 40 registers is still open)",
+                "32 warps 0.51 -> 0.04); the D3Q19 twins at 40 registers store back to back "
+                "and lose 0.1-0.5 of what the same code spread at 32 registers loses, "
+                "occupancy at a fixed L1 keeping 0.9 of it (aos-reads/options, "
+                "aos-reads/occunfolded)",
                 "README sections on partly written sectors and lines; l2-traffic/threshold, "
                 "l2-traffic/pstride, l2-traffic/afterloads, l2-traffic/storegap, "
                 "l2-traffic/warpskew, store-spread/, partial-drift (and its -oos run)"),
