@@ -28,6 +28,14 @@ def emit_cuda(binary, kernel, block, fold, dtype, domain):
     return (src, *parse_twin(src))
 
 
+# CUDA lines naming a thread's linear index in its block (`ss_lin`), the block's warps
+# (`ss_wpb`) and the block's linear index (`ss_blk`), for a per-warp stamp record.
+WARP_IDS = """    const unsigned ss_lin = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
+    const unsigned ss_wpb = (blockDim.x * blockDim.y * blockDim.z + 31) / 32;
+    const unsigned long long ss_blk = blockIdx.x + (unsigned long long)gridDim.x * (blockIdx.y + (unsigned long long)gridDim.y * blockIdx.z);
+"""
+
+
 def stamp_fold_points(src, clock):
     """The generated CUDA source with a record per warp, written by lane 0 into an extra last
     argument `ss_ts`: the SM, then the clock register `clock` (`clock64` or `globaltimer`) at
@@ -61,10 +69,7 @@ def stamp_fold_points(src, clock):
     out.insert(end, f"    SS_STAMP({nf + 1});")
     # Per warp record: SM, then the clock at each fold point's start and at the end.
     prologue = f"""
-    const unsigned ss_lin = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
-    const unsigned ss_wpb = (blockDim.x * blockDim.y * blockDim.z + 31) / 32;
-    const unsigned long long ss_blk = blockIdx.x + (unsigned long long)gridDim.x * (blockIdx.y + (unsigned long long)gridDim.y * blockIdx.z);
-    unsigned long long* ss_rec = ss_ts + (ss_blk * ss_wpb + ss_lin / 32) * {nf + 2};
+{WARP_IDS}    unsigned long long* ss_rec = ss_ts + (ss_blk * ss_wpb + ss_lin / 32) * {nf + 2};
     if (ss_lin % 32 == 0) {{ unsigned smid; asm volatile("mov.u32 %0, %%smid;" : "=r"(smid)); ss_rec[0] = smid; }}
 #define SS_STAMP(k) do {{ unsigned long long t_; asm volatile("mov.u64 %0, %%{clock};" : "=l"(t_) :: "memory"); if (ss_lin % 32 == 0) ss_rec[k] = t_; }} while (0)"""
     body = out.index("{", sig)

@@ -28,7 +28,7 @@ import re
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from benchlib import emit_cuda, lbm_aos_reference, provenance  # noqa: E402
+from benchlib import WARP_IDS, emit_cuda, lbm_aos_reference, provenance  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 KERNEL = os.path.join(HERE, "counters", "d3q19_srt_pull_aos.toml")
@@ -40,12 +40,7 @@ SLAB = 8  # planes of interior cells each twin's output is checked on
 EDGE = 256  # the copy's domain, as l2-traffic.py's
 
 # The per-warp record: SM, clock64 when the first output is ready, clock64 after the last store.
-STAMP_PROLOGUE = """
-    const unsigned ss_lin = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
-    const unsigned ss_wpb = (blockDim.x * blockDim.y * blockDim.z + 31) / 32;
-    const unsigned long long ss_blk = blockIdx.x + (unsigned long long)gridDim.x * (blockIdx.y + (unsigned long long)gridDim.y * blockIdx.z);
-    unsigned long long ss_ready = 0;
-"""
+STAMP_PROLOGUE = "\n" + WARP_IDS + "    unsigned long long ss_ready = 0;\n"
 # The ready stamp depends on the value (after every load it needs), not on memory, so the
 # compiler keeps the stores where it would put them.
 READY = ('asm volatile("mov.u64 %0, %%clock64; /* after %1 */" : "=l"(ss_ready) : "f"({v}));')

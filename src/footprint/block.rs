@@ -1582,8 +1582,8 @@ impl BlockScratch {
         // L2 sees a block's sector at its first touch and again at each L1 re-fetch of it, not
         // at L1's hits: another block's reuse of the sector is linked from the last of those.
         // Where L1 overflows, a first pass over a sample of the representative's rows finds its
-        // re-fetches (without links), and the link search moves each first touch to where L2 last sees
-        // it, as expected (`RowPass::last_seen_steps`). Found on the H100's 512³ star3d_r4
+        // re-fetches (without links), and the link search moves each first touch to where L2
+        // last sees it, as expected (`RowPass::last_seen_steps`). Found on the H100's 512³ star3d_r4
         // tiles folded 1×2×4, whose z-halo rows, read at every other fold point, are
         // re-fetched late, so the tile above still finds them in L2 (those folded 1×1×4 keep
         // theirs in L1, and lose the reuse): bench/results/h100/counters/README.md, "L2 last
