@@ -18,8 +18,9 @@ usage:
       itself for the configurations it profiles: raw/NAME-compiled-order.txt.)
   bench/compiled-order.py orders DIR
       per configuration of DIR (NAME.cu and NAME.sass), the compiled order as `(fold point,
-      instruction)` pairs, in the format `stencilscope counters --compiled-order` reads (lines
-      `KERNEL DTYPE BX,BY,BZ FX,FY,FZ NX,NY,NZ: f,n f,n ...`); the configurations whose loads and
+      instruction)` pairs, each with its place among the function's SASS instructions, in the
+      format `stencilscope counters --compiled-order` reads (lines `KERNEL DTYPE BX,BY,BZ
+      FX,FY,FZ NX,NY,NZ: f,n@p f,n@p ...`); the configurations whose loads and
       stores could not all be matched to the emitted ones go to stderr (a load's address is a
       base register plus an immediate offset; where the compiler keeps several bases, each is
       matched by the shift that maps its offsets onto emitted ones not taken yet, which fails
@@ -69,8 +70,10 @@ def emit(bin_, reports, out, root=HERE):
 
 
 def sass_memory(path):
-    """The kernel's global loads and stores `(L|S, base, byte offset)` in SASS order, and its
-    stack accesses (register spills) `(l|s, None, (stack offset, bytes))` among them.
+    """The kernel's global loads and stores `(L|S, base, byte offset, place)` in SASS order, and
+    its stack accesses (register spills) `(l|s, None, (stack offset, bytes), place)` among them,
+    the place an instruction's index in the function (from 0; src/counters/sass.rs counts the
+    same).
 
     Address registers are followed as values `(root, constant)`: `IADD3 Rd, Ra, imm` and
     `MOV Rd, Ra` keep Ra's root and add to its constant; any other write starts a new root. A
@@ -95,11 +98,15 @@ def sass_memory(path):
     def plus(r, k):
         return f"R{int(r[1:]) + k}" if re.fullmatch(r"R\d+", r) else None
 
+    at = -1
     for line in open(path):
         m = re.match(r"\s+/\*[0-9a-f]{4,}\*/\s+(.*?);", line)
         if not m:
             continue
         ins = m.group(1).strip()
+        if not ins:
+            continue
+        at += 1
         if ins.startswith("@"):
             ins = ins.split(None, 1)[1]
         op, _, rest = ins.partition(" ")
@@ -109,7 +116,7 @@ def sass_memory(path):
             slot = int(loc.group(1) or "0", 16)
             width = 4 if ".128" in op else 2 if ".64" in op else 1
             if slot >= 0:
-                out.append(("s" if op.startswith("STL") else "l", None, (slot, 4 * width)))
+                out.append(("s" if op.startswith("STL") else "l", None, (slot, 4 * width), at))
             for k in range(width):
                 if op.startswith("STL"):
                     r = plus(args[1], k)
@@ -126,7 +133,7 @@ def sass_memory(path):
             if len(v) != 1:
                 v = new_root()
             root, c = v[0]
-            out.append((op[0], root, c + int(a.group(2) or "0", 16)))
+            out.append((op[0], root, c + int(a.group(2) or "0", 16), at))
         dest = args[0] if args and re.fullmatch(r"R\d+", args[0]) else None
         if dest is None or op.startswith("STG"):
             continue
@@ -180,10 +187,11 @@ def base_deltas(items, table, es):
     return delta
 
 
-def order(cu_path, sass_path, es, stack=None):
+def order(cu_path, sass_path, es, stack=None, places=None):
     """The compiled order of `(fold point, instruction)`, or None where not every emitted load and
     store is matched exactly once; with a list `stack`, the stack accesses are appended to it as
-    `(global accesses before it, token)`, the token `s@OFFSET:BYTES` or `l@OFFSET:BYTES`."""
+    `(global accesses before it, token)`, the token `s@OFFSET:BYTES` or `l@OFFSET:BYTES`; with a
+    list `places`, each access's place among the function's SASS instructions (from 0)."""
     cu = open(cu_path).read()
     blocks = cu.split("// fold point")[1:] or [cu]
     loads, stores = {}, {}
@@ -210,14 +218,14 @@ def order(cu_path, sass_path, es, stack=None):
         for q, m in enumerate(re.finditer(r"fld_\w+\[base_\w+ \+ (\d+)\] =[^=]", bl)):
             stores[int(m.group(1))] = (f, first + q)
     mem = sass_memory(sass_path)
-    dl = base_deltas([(r, o) for k, r, o in mem if k == "L"], loads, es)
-    ds = base_deltas([(r, o) for k, r, o in mem if k == "S"], stores, es)
+    dl = base_deltas([(r, o) for k, r, o, _ in mem if k == "L"], loads, es)
+    ds = base_deltas([(r, o) for k, r, o, _ in mem if k == "S"], stores, es)
     if dl is None or ds is None:
         return None
     # Where registers are short, ptxas may load a read-only element again instead of spilling
     # it: the order keeps its first load (src/counters/sass.rs does the same).
     out, seen = [], set()
-    for k, r, o in mem:
+    for k, r, o, at in mem:
         if k in "ls":
             if stack is not None:
                 stack.append((len(out), f"{k}@{o[0]}:{o[1]}"))
@@ -229,6 +237,8 @@ def order(cu_path, sass_path, es, stack=None):
         if table[e // es] not in seen:
             seen.add(table[e // es])
             out.append(table[e // es])
+            if places is not None:
+                places.append(at)
     if len(out) != len(loads) + len(stores):
         return None
     return out
@@ -246,20 +256,21 @@ def orders(d):
     """Prints the compiled orders in the format of `stencilscope counters --compiled-order`."""
     bad = 0
     print("# KERNEL DTYPE BX,BY,BZ FX,FY,FZ NX,NY,NZ: the issued (fold point, instruction) pairs"
-          " in the compiled order (bench/compiled-order.py orders)")
+          " in the compiled order, each @ its place among the SASS instructions"
+          " (bench/compiled-order.py orders)")
     for name, m in configs(d):
         k, t = m.group(1), m.group(2)
         v = [m.group(i) for i in range(3, 12)]
         es = 4 if t == "f32" else 8
-        stack = []
-        o = order(os.path.join(d, name + ".cu"), os.path.join(d, name + ".sass"), es, stack)
+        stack, places = [], []
+        o = order(os.path.join(d, name + ".cu"), os.path.join(d, name + ".sass"), es, stack, places)
         if o is None:
             print(f"unmatched: {name}", file=sys.stderr)
             bad += 1
             continue
         tokens = []
-        for i, (f, n) in enumerate(o):
-            tokens += [t for p, t in stack if p == i] + [f"{f},{n}"]
+        for i, ((f, n), at) in enumerate(zip(o, places)):
+            tokens += [t for p, t in stack if p == i] + [f"{f},{n}@{at}"]
         tokens += [t for p, t in stack if p == len(o)]
         print(f"{k} {t} {','.join(v[0:3])} {','.join(v[3:6])} {','.join(v[6:9])}: "
               + " ".join(tokens))

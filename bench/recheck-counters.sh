@@ -15,6 +15,8 @@
 #                code, bench/results/h100/counters/compiled-order/orders.txt, and for the H200
 #                sweeps profiled at 18bdee4 those of that commit's emitters, orders-18bdee4.txt;
 #                a sweep whose run read its twins' orders itself keeps those, timed-twin/raw/);
+#                the D3Q19 AoS sweeps take the same orders with the places of the accesses
+#                among the SASS instructions, compiled-order/places/ (float.txt, plain.txt);
 #                empty: every estimate in the emitted order
 set -eu
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -60,6 +62,9 @@ run() {
   [ -z "${EARLY:-}" ] || [ -z "$EARLY_ORDERS" ] || orders=$EARLY_ORDERS
   # A sweep that read its own twins' orders (raw/NAME-compiled-order.txt) keeps them.
   [ -z "${OWN_ORDERS:-}" ] || [ -z "$orders" ] || orders=$RES/$OWN_ORDERS
+  # The D3Q19 AoS sweeps take the same orders with each access's place among the SASS
+  # instructions (compiled-order/places/): how far apart the stores go out.
+  [ -z "${PLACES:-}" ] || [ -z "$orders" ] || orders=$PLACES
   [ -z "$orders" ] || order_args=(--compiled-order "$orders")
   (cd "$RES" && "$BIN" counters "$@" --machine "$machine" --domain "$domain" \
     --from-csv "$raw/$csv.csv.gz" --twin-info "$raw/$csv-twin.json" \
@@ -69,12 +74,16 @@ run() {
 }
 # Every sweep of this GPU with MACHINE, each named with SUFFIX; adds the names to SWEEPS.
 SWEEPS=""
+PL=$HERE/bench/results/h100/counters/compiled-order/places
 sweeps() {
   local m=$1 x=$2 aos=$HERE/bench/counters/d3q19_srt_pull_aos.toml
+  # The H100's first AoS sweeps ran the twins without the float options (H200's: 18bdee4's).
+  local plain=
+  [ "$GPU" = h200 ] || plain=$PL/plain.txt
   EARLY=1 run star3d_r4-f64$x star3d_r4-f64 "$m" 256,256,256 "$STAR" --dtype f64
   EARLY=1 run box3d_r1-f32$x box3d_r1-f32 "$m" 256,256,256 "$HERE/stencils/box3d_r1.toml" --dtype f32
   EARLY=1 run d3q19_srt_pull-soa$x d3q19_srt_pull-soa "$m" 256,256,256 "$SOA"
-  EARLY=1 run d3q19_srt_pull-aos$x d3q19_srt_pull-aos "$m" 256,256,256 "$aos"
+  PLACES=$plain EARLY=1 run d3q19_srt_pull-aos$x d3q19_srt_pull-aos "$m" 256,256,256 "$aos"
   EARLY=1 run star3d_r4-f64-768$x star3d_r4-f64-768 "$m" 768,768,64 "$STAR" --dtype f64
   EARLY=1 run star3d_r4-f64-carveout100$x star3d_r4-f64-carveout100 "$m" 256,256,256 "$STAR" \
     --dtype f64
@@ -115,7 +124,7 @@ sweeps() {
   # Out of sample for the line renewals: 16 unfolded or once-folded D3Q19 AoS tiles of 4 to 32
   # warps, none in an earlier sweep, the same on both GPUs
   # (aos-flat-oos/raw/d3q19_srt_pull-aos-flat-oos-configs.txt; repeats in aos-flat-oos/repeat*/).
-  RAW=aos-flat-oos/raw \
+  RAW=aos-flat-oos/raw PLACES=$PL/float.txt \
     OWN_ORDERS=aos-flat-oos/raw/d3q19_srt_pull-aos-flat-oos-compiled-order.txt \
     ORIGINAL=aos-flat-oos/d3q19_srt_pull-aos-flat-oos.json \
     run d3q19_srt_pull-aos-flat-oos$x d3q19_srt_pull-aos-flat-oos "$m" 256,256,256 \
@@ -130,9 +139,9 @@ sweeps() {
     # (The device's report is the sweep's own JSON, not a copy in raw/.) The SoA orders with
     # the three spilling kernels' stack accesses, which that run's binary did not write
     # (-stack.txt: the same orders from the same twins' SASS, read at c483fd3).
-    local own=timed-twin/raw/d3q19_srt_pull-$l-compiled-order.txt
-    [ $l = aos ] || own=${own%.txt}-stack.txt
-    RAW=timed-twin/raw OWN_ORDERS=$own ORIGINAL=timed-twin/d3q19_srt_pull-$l.json \
+    local own=timed-twin/raw/d3q19_srt_pull-$l-compiled-order.txt places=$PL/float.txt
+    [ $l = aos ] || { own=${own%.txt}-stack.txt; places=; }
+    RAW=timed-twin/raw OWN_ORDERS=$own PLACES=$places ORIGINAL=timed-twin/d3q19_srt_pull-$l.json \
       run d3q19_srt_pull-$l-timed$x d3q19_srt_pull-$l "$m" 256,256,256 "$lf"
     SWEEPS="$SWEEPS d3q19_srt_pull-$l-timed$x"
   done
@@ -143,7 +152,9 @@ sweeps() {
     for l in soa aos; do
       local lf=$HERE/lbm/d3q19_srt_pull.toml
       [ $l = soa ] || lf=$aos
-      RAW=spill/raw OWN_ORDERS=spill/raw/d3q19_srt_pull-$l-compiled-order.txt \
+      local places=$PL/float.txt
+      [ $l = aos ] || places=
+      RAW=spill/raw OWN_ORDERS=spill/raw/d3q19_srt_pull-$l-compiled-order.txt PLACES=$places \
         ORIGINAL=spill/d3q19_srt_pull-$l.json \
         run d3q19_srt_pull-$l-spill$x d3q19_srt_pull-$l "$m" 256,256,256 "$lf"
       SWEEPS="$SWEEPS d3q19_srt_pull-$l-spill$x"
@@ -152,6 +163,7 @@ sweeps() {
     # (all but 128x2x2 fold 2x2x4, whose x-fold points overshoot 128), with the twin that reads
     # its compiled orders itself (aos128/).
     RAW=aos128/raw OWN_ORDERS=aos128/raw/d3q19_srt_pull-aos-128-compiled-order.txt \
+      PLACES=$PL/float.txt \
       ORIGINAL=aos128/d3q19_srt_pull-aos-128.json \
       run d3q19_srt_pull-aos-128$x d3q19_srt_pull-aos-128 "$m" 128,128,128 "$aos"
     SWEEPS="$SWEEPS d3q19_srt_pull-aos-128$x"
@@ -160,7 +172,7 @@ sweeps() {
     # the step and of the reuse curve for the timed star3d_r4 f64 CUDA sweep (512^3), and its
     # 3 fastest (raw/star3d_r4-f64-512-top-configs.txt).
     if [ -z "$x" ]; then
-      run d3q19_srt_pull-aos-oos d3q19_srt_pull-aos-oos "$m" 256,256,256 "$aos"
+      PLACES=$plain run d3q19_srt_pull-aos-oos d3q19_srt_pull-aos-oos "$m" 256,256,256 "$aos"
       SWEEPS="$SWEEPS d3q19_srt_pull-aos-oos"
     fi
     run star3d_r4-f64-512-top$x star3d_r4-f64-512-top "$m" 512,512,512 "$STAR" --dtype f64

@@ -11,7 +11,11 @@
 //!
 //! the kernel's name and element type, the block, the fold and the domain, then every issued
 //! `(fold point index, instruction index)` pair in issue order (the indices of
-//! [`MemoryProgram`](crate::footprint::MemoryProgram)). Where the compiled code spills registers,
+//! [`MemoryProgram`](crate::footprint::MemoryProgram)), each optionally with its place among the
+//! compiled code's instructions, `F,I@P` (from 0; on every pair of a line or on none): how far
+//! apart the stores go out sets how many partly written records L2 loses
+//! ([`MemoryProgram::with_store_places`](crate::footprint::MemoryProgram::with_store_places)).
+//! Where the compiled code spills registers,
 //! its stack accesses stand among them in issue order: `s@OFFSET:BYTES` for a store (`STL`),
 //! `l@OFFSET:BYTES` for a load (`LDL`), the byte offset in the thread's stack frame and the bytes
 //! per thread (4, 8 or 16); see [`LocalAccess`].
@@ -37,6 +41,9 @@ pub struct CompiledOrder {
     /// Global loads the compiled code issues a second time (ptxas loads a read-only element
     /// again instead of spilling it); `steps` keeps each first load. Not in the file.
     pub reloads: usize,
+    /// Each step's place among the compiled code's instructions (from 0), where known; empty:
+    /// not known.
+    pub places: Vec<usize>,
 }
 
 /// The compiled issue orders of a file, by kernel, element type, configuration and domain.
@@ -96,20 +103,39 @@ impl CompiledOrders {
                     parsed.local.push(local);
                     continue;
                 }
-                let step = pair
+                let (pair_only, place) = match pair.split_once('@') {
+                    Some((p, at)) => (p, Some(at.parse::<usize>().ok())),
+                    None => (pair, None),
+                };
+                let step = pair_only
                     .split_once(',')
                     .and_then(|(f, n)| Some((f.parse().ok()?, n.parse().ok()?)));
-                let Some(step) = step else {
+                let (Some(step), Some(Some(_)) | None) = (step, place) else {
                     return Err(bad(
                         i + 1,
                         format!(
-                            "entry {} `{pair}` is neither `F,I` (fold point and instruction \
-                             indices) nor a stack access `s@OFFSET:BYTES` or `l@OFFSET:BYTES`",
+                            "entry {} `{pair}` is neither `F,I` or `F,I@P` (fold point and \
+                             instruction indices, and the place among the compiled \
+                             instructions) nor a stack access `s@OFFSET:BYTES` or \
+                             `l@OFFSET:BYTES`",
                             k + 1
                         ),
                     ));
                 };
+                if !parsed.steps.is_empty() && place.is_some() == parsed.places.is_empty() {
+                    return Err(bad(
+                        i + 1,
+                        format!(
+                            "entry {} `{pair}`: a line gives the place `@P` on every `F,I` \
+                             entry or on none",
+                            k + 1
+                        ),
+                    ));
+                }
                 parsed.steps.push(step);
+                if let Some(Some(at)) = place {
+                    parsed.places.push(at);
+                }
             }
             if parsed.steps.is_empty() {
                 return Err(bad(i + 1, "the order after `:` is empty".into()));
@@ -164,6 +190,13 @@ impl CompiledOrders {
         let prog = prog
             .with_compiled_order(order.steps.clone())
             .and_then(|p| p.with_local_accesses(order.local.clone()))
+            .and_then(|p| {
+                if order.places.is_empty() {
+                    Ok(p)
+                } else {
+                    p.with_store_places(&order.places)
+                }
+            })
             .map_err(|source| CountersError::CompiledOrderMismatch {
                 path: self.path.clone(),
                 configuration: format!("{config} ({})", super::entry_name(&config)),
@@ -186,7 +219,10 @@ impl CompiledOrders {
             while let Some(a) = local.next_if(|a| a.position == i) {
                 steps.push(stack_token(a));
             }
-            steps.push(format!("{f},{n}"));
+            steps.push(match order.places.get(i) {
+                Some(at) => format!("{f},{n}@{at}"),
+                None => format!("{f},{n}"),
+            });
         }
         steps.extend(local.map(stack_token));
         format!(

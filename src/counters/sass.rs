@@ -65,6 +65,8 @@ struct Access {
     store: bool,
     root: usize,
     offset: i64,
+    /// The instruction's place in the function (from 0).
+    place: usize,
 }
 
 /// The ELF images (cubins) inside a file of the driver's JIT cache, each to the end of its
@@ -234,7 +236,7 @@ fn memory_accesses(instructions: &[String]) -> (Vec<Access>, Vec<LocalAccess>) {
     let mut out = Vec::new();
     let mut local = Vec::new();
     let mut vals = Values::default();
-    for ins in instructions {
+    for (place, ins) in instructions.iter().enumerate() {
         // A guard predicate (`@P0`, `@!PT`) does not change what the instruction does.
         let ins = match ins.strip_prefix('@') {
             Some(r) => r.split_once(char::is_whitespace).map_or("", |(_, i)| i),
@@ -297,6 +299,7 @@ fn memory_accesses(instructions: &[String]) -> (Vec<Access>, Vec<LocalAccess>) {
                     store,
                     root,
                     offset: c + off,
+                    place,
                 });
             }
         }
@@ -498,6 +501,7 @@ pub fn compiled_order(
     // Where registers are short, ptxas may load a read-only element again instead of spilling
     // it: the order keeps its first load (the visitor issues each element once).
     let mut out = Vec::with_capacity(mem.len());
+    let mut places = Vec::with_capacity(mem.len());
     let mut seen = HashSet::new();
     let mut kept_before = Vec::with_capacity(mem.len() + 1);
     let mut unmatched = 0;
@@ -513,7 +517,10 @@ pub fn compiled_order(
             .then(|| table.get(&e.div_euclid(elem)))
             .flatten()
         {
-            Some(step) if seen.insert(*step) => out.push(*step),
+            Some(step) if seen.insert(*step) => {
+                out.push(*step);
+                places.push(a.place);
+            }
             Some(_) => {}
             None => unmatched += 1,
         }
@@ -539,6 +546,7 @@ pub fn compiled_order(
         steps: out,
         local,
         reloads,
+        places,
     })
 }
 
@@ -637,6 +645,8 @@ mod tests {
         );
         let order = compiled_order(SOURCE, &s, "ssk_t", 8).unwrap();
         assert_eq!(order.steps, vec![(1, 1), (0, 0), (0, 1), (0, 2), (1, 2)]);
+        // Each access at its place among the function's instructions.
+        assert_eq!(order.places, vec![1, 3, 4, 6, 7]);
         assert!(order.local.is_empty());
         assert_eq!(order.reloads, 0);
     }

@@ -657,6 +657,21 @@ fn compiled_orders_file_errors_name_the_line() {
         ),
         ("x f64 1,1,1 1,1,1 8,8,8: s@16:8\n", 1, "empty"),
         (
+            "x f64 1,1,1 1,1,1 8,8,8: 0,0@3 0,1\n",
+            1,
+            "entry 2 `0,1`: a line gives",
+        ),
+        (
+            "x f64 1,1,1 1,1,1 8,8,8: 0,0 0,1@4\n",
+            1,
+            "entry 2 `0,1@4`: a line gives",
+        ),
+        (
+            "x f64 1,1,1 1,1,1 8,8,8: 0,0@x\n",
+            1,
+            "entry 1 `0,0@x` is neither",
+        ),
+        (
             "x f64 1,1,1 1,1,1 8,8,8: 0,0\nx f64 1,1,1 1,1,1 8,8,8: 0,0\n",
             2,
             "a second order",
@@ -679,16 +694,42 @@ fn compiled_orders_file_errors_name_the_line() {
     }
 }
 
+/// star3d_r4 launched with 32×4×2 threads folded 1×1×2 on 64×32×32, as the orders tests name it.
+fn star_32x4x2() -> (Kernel, LaunchConfig, Domain) {
+    (
+        star(),
+        LaunchConfig::new([32, 4, 2], [1, 1, 2]),
+        Domain::new3(64, 32, 32),
+    )
+}
+
+#[test]
+fn compiled_orders_keep_the_places_of_their_accesses() {
+    let text = "star3d_r4 f64 32,4,2 1,1,2 64,32,32: s@0:4 0,1@2 0,0@5 1,3@9\n";
+    let orders = CompiledOrders::parse(text, "o.txt".as_ref()).unwrap();
+    let (k, c, d) = star_32x4x2();
+    let order = orders.get(&k, &c, &d).unwrap();
+    assert_eq!(order.steps, vec![(0, 1), (0, 0), (1, 3)]);
+    assert_eq!(order.places, vec![2, 5, 9]);
+    assert_eq!(
+        format!("{}\n", CompiledOrders::line(&k, &c, &d, order)),
+        text
+    );
+    // A file without places gives none.
+    let plain = CompiledOrders::parse(
+        "star3d_r4 f64 32,4,2 1,1,2 64,32,32: 0,1 0,0 1,3\n",
+        "o.txt".as_ref(),
+    )
+    .unwrap();
+    assert!(plain.get(&k, &c, &d).unwrap().places.is_empty());
+}
+
 #[test]
 fn compiled_orders_keep_the_stack_accesses_in_their_place() {
     let text = "star3d_r4 f64 32,4,2 1,1,2 64,32,32: s@0:4 0,1 l@0:4 0,0 s@16:16 1,3 l@16:8\n";
     let orders = CompiledOrders::parse(text, "o.txt".as_ref()).unwrap();
     assert_eq!(orders.spilling(), 1);
-    let (k, c, d) = (
-        star(),
-        LaunchConfig::new([32, 4, 2], [1, 1, 2]),
-        Domain::new3(64, 32, 32),
-    );
+    let (k, c, d) = star_32x4x2();
     let order = orders.get(&k, &c, &d).unwrap();
     assert_eq!(order.steps, vec![(0, 1), (0, 0), (1, 3)]);
     let at = |store, offset, bytes, position| footprint::LocalAccess {

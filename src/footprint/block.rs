@@ -1999,17 +1999,30 @@ impl BlockScratch {
 /// 40-48 warps per SM interleaved tiles lose what the block's share says (`bench/aos-store-share.py`).
 /// A block that stores one record at a time, each store needing every load (an LBM collision),
 /// takes the share measured with stores that wait for all the loads
-/// (`partial_store_loss_after_loads`): on the H100 0.53 at 32 warps against the copy's 0.625,
+/// (`partial_store_loss_after_loads`): on the H100 0.51 at 32 warps against the copy's 0.60,
 /// whose stores go out as their loads return (`bench/l2-traffic.py`, sets `partial` and
-/// `afterloads`); such D3Q19 AoS tiles imply 0.38-0.61.
+/// `afterloads`). Fold points whose compiled code issues their stores back to back
+/// (`MemoryProgram::stores_back_to_back`) take the share measured so
+/// (`partial_store_loss_back_to_back`): on the H100 0.008 at 4 warps and 0.11 at 16 against
+/// 0.03 and 0.19 (set `storegap`); the D3Q19 AoS twins with the float options store so and
+/// lose 0.02 and 0.05, the same code spread at 32 registers 0.08 and 0.2 (`bench/aos-reads.py`,
+/// set `options`).
 pub(crate) fn partial_store_share(prog: &MemoryProgram, p: &CacheParams) -> f64 {
     if stores_interleaved(prog) {
-        p.partial_store_loss.max(p.partial_store_loss_sm)
-    } else if prog.stores_need_every_load {
+        return p.partial_store_loss.max(p.partial_store_loss_sm);
+    }
+    let spread = if prog.stores_need_every_load {
         p.partial_store_loss_after_loads
             .unwrap_or(p.partial_store_loss)
     } else {
         p.partial_store_loss
+    };
+    match p.partial_store_loss_back_to_back {
+        Some(together) => {
+            let b = prog.stores_back_to_back;
+            b * together + (1.0 - b) * spread
+        }
+        None => spread,
     }
 }
 

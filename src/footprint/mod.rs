@@ -16,7 +16,7 @@ mod program;
 mod rows;
 mod warp;
 
-pub use program::{Instruction, LocalAccess, MemoryProgram, FIELD_SPACING};
+pub use program::{Instruction, LocalAccess, MemoryProgram, BACK_TO_BACK_GAP, FIELD_SPACING};
 pub use warp::{bank_passes, wavefronts, WAVEFRONTS_PER_EXTRA_LINE};
 
 use crate::config::{ConfigError, LaunchConfig};
@@ -252,6 +252,10 @@ pub struct CacheParams {
     /// measured (`partial_store_loss` stands).
     #[serde(default)]
     pub partial_store_loss_after_loads: Option<f64>,
+    /// The block's share where its stores also go out back to back (see
+    /// `MachineModel::partial_store_loss_back_to_back`); `None` where not measured.
+    #[serde(default)]
+    pub partial_store_loss_back_to_back: Option<f64>,
     /// Warp instructions waiting in front of the L1 at most (0: not known, reuses of a warp's own
     /// AoS lines after its first burst see every resident warp, as in lockstep).
     #[serde(default)]
@@ -302,6 +306,7 @@ impl CacheParams {
             partial_store_loss: machine.partial_store_share(warps),
             partial_store_loss_sm: machine.partial_store_share_sm(warps * blocks_per_sm),
             partial_store_loss_after_loads: machine.partial_store_share_after_loads(warps),
+            partial_store_loss_back_to_back: machine.partial_store_share_back_to_back(warps),
             l1_queue: machine.l1_queue_instructions as f64,
             l2_latency_lines: machine.l2_latency_cycles * machine.l1_wavefronts_per_cycle_per_sm,
         }
@@ -341,6 +346,10 @@ impl CacheParams {
             (
                 "partial_store_loss_after_loads",
                 self.partial_store_loss_after_loads.unwrap_or(0.0),
+            ),
+            (
+                "partial_store_loss_back_to_back",
+                self.partial_store_loss_back_to_back.unwrap_or(0.0),
             ),
         ] {
             if !(0.0..=1.0).contains(&v) {

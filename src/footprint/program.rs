@@ -7,10 +7,18 @@ use crate::address::{byte_address, AffineExpr, LoadSharing, Var};
 use crate::config::LaunchConfig;
 use crate::ir::{Access, AccessKind, Domain, FieldLayout, Kernel, Layout};
 use serde::{Deserialize, Serialize};
+use std::collections::HashMap;
 
 /// Distance between the base addresses of two fields' buffers (1 TiB): far apart and 256-byte
 /// aligned, as separate allocations are.
 pub const FIELD_SPACING: i64 = 1 << 40;
+
+/// Instructions between consecutive stores of a fold point, on average, up to which they go out
+/// back to back: the D3Q19 AoS twins with the float options issue their 19 stores as 19
+/// consecutive instructions (1.0), without them spread among the collision's arithmetic (4.4);
+/// one FMA between stores (2.0) already loses twice as many records
+/// (`bench/results/h100/counters/l2-traffic/storegap.md`).
+pub const BACK_TO_BACK_GAP: f64 = 1.5;
 
 /// One memory instruction of the per-point program.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -78,6 +86,10 @@ pub struct MemoryProgram {
     /// Whether every store needs every load (`Kernel::stores_need_every_load`): the stores go
     /// out once all the loads are back.
     pub stores_need_every_load: bool,
+    /// The share of the fold points storing several words whose stores the compiled code
+    /// issues back to back, as consecutive instructions (see
+    /// [`MemoryProgram::with_store_places`]); 0 where not known.
+    pub stores_back_to_back: f64,
 }
 
 impl MemoryProgram {
@@ -176,6 +188,7 @@ impl MemoryProgram {
             compiled_order: None,
             local: Vec::new(),
             stores_need_every_load: kernel.stores_need_every_load(),
+            stores_back_to_back: 0.0,
         })
     }
 
@@ -222,8 +235,62 @@ impl MemoryProgram {
             )));
         }
         self.compiled_order = Some(order);
-        // Stack accesses were placed in the order this one replaces.
+        // Stack accesses and store places belong to the order this one replaces.
         self.local.clear();
+        self.stores_back_to_back = 0.0;
+        Ok(self)
+    }
+
+    /// The program with the places of its compiled order's entries among the compiled code's
+    /// instructions (SASS, from 0; the order must be set first, one place per entry, rising),
+    /// which give [`MemoryProgram::stores_back_to_back`]: a fold point's stores go out back to
+    /// back where consecutive ones lie at most [`BACK_TO_BACK_GAP`] instructions apart on
+    /// average. How far apart a thread's stores go out sets how many of its partly written
+    /// AoS records L2 writes back early (`bench/l2-traffic.py`, set `storegap`).
+    pub fn with_store_places(mut self, places: &[usize]) -> Result<MemoryProgram, FootprintError> {
+        let Some(order) = &self.compiled_order else {
+            return Err(FootprintError::CompiledOrder(
+                "instruction places need the compiled order they belong to".into(),
+            ));
+        };
+        if places.len() != order.len() {
+            return Err(FootprintError::CompiledOrder(format!(
+                "{} instruction places for an order of {} entries",
+                places.len(),
+                order.len()
+            )));
+        }
+        if let Some(i) = places.windows(2).position(|w| w[1] <= w[0]) {
+            return Err(FootprintError::CompiledOrder(format!(
+                "entry {} lies at instruction {}, not after entry {}'s {}",
+                i + 2,
+                places[i + 1],
+                i + 1,
+                places[i]
+            )));
+        }
+        // Per fold point, its stores' first and last place and their count.
+        let mut spans: HashMap<usize, (usize, usize, usize)> = HashMap::new();
+        for (&(f, ins), &at) in order.iter().zip(places) {
+            if self.instructions[ins].kind == AccessKind::Store {
+                spans
+                    .entry(f)
+                    .and_modify(|s| (s.1, s.2) = (at, s.2 + 1))
+                    .or_insert((at, at, 1));
+            }
+        }
+        let several: Vec<&(usize, usize, usize)> = spans.values().filter(|s| s.2 > 1).collect();
+        let together = several
+            .iter()
+            .filter(|&&&(first, last, n)| {
+                (last - first) as f64 <= BACK_TO_BACK_GAP * (n - 1) as f64
+            })
+            .count();
+        self.stores_back_to_back = if several.is_empty() {
+            0.0
+        } else {
+            together as f64 / several.len() as f64
+        };
         Ok(self)
     }
 

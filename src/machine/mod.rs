@@ -169,6 +169,13 @@ pub struct MachineModel {
     /// share stands).
     #[serde(default)]
     pub partial_store_loss_after_loads: Vec<(usize, f64)>,
+    /// The same share where a block's stores also go out back to back, one record's words as
+    /// consecutive instructions, once all its loads are back (`bench/l2-traffic.py`, set
+    /// `storegap` with no arithmetic between the stores), in the pairs of
+    /// [`MachineModel::partial_store_loss`]; empty where not measured (the share after loads
+    /// stands).
+    #[serde(default)]
+    pub partial_store_loss_back_to_back: Vec<(usize, f64)>,
     /// L1 wavefronts (128 B each) an SM processes per cycle.
     pub l1_wavefronts_per_cycle_per_sm: f64,
     /// Warp instructions that wait in front of an SM's L1 at most (0 where not known): with
@@ -302,6 +309,13 @@ impl MachineModel {
     pub fn partial_store_share_after_loads(&self, warps: usize) -> Option<f64> {
         (!self.partial_store_loss_after_loads.is_empty())
             .then(|| share_by_warps(&self.partial_store_loss_after_loads, warps))
+    }
+
+    /// [`MachineModel::partial_store_loss_back_to_back`] at `warps` per block, as
+    /// [`MachineModel::partial_store_share`] reads its table; `None` where not measured.
+    pub fn partial_store_share_back_to_back(&self, warps: usize) -> Option<f64> {
+        (!self.partial_store_loss_back_to_back.is_empty())
+            .then(|| share_by_warps(&self.partial_store_loss_back_to_back, warps))
     }
 
     /// [`MachineModel::partial_store_share`] for the SM's `warps` resident warps storing
@@ -448,18 +462,27 @@ mod tests {
     #[test]
     fn the_share_after_loads_is_its_own_table_where_measured() {
         // The H100's copy whose stores wait for all its loads (`l2-traffic.py`, set
-        // `afterloads`) loses 0.528 of its record sectors at 32 warps, the copy 0.625.
+        // `afterloads`) writes back 0.505 of its record sectors early at 32 warps, the copy
+        // 0.602; with its stores also back to back (set `storegap`) 0.477.
         let h = crate::spec::load_machine("h100-sxm").unwrap();
-        assert_eq!(h.partial_store_share_after_loads(32), Some(0.528));
-        assert_eq!(h.partial_store_share(32), 0.625);
+        assert_eq!(h.partial_store_share_after_loads(32), Some(0.505));
+        assert_eq!(h.partial_store_share(32), 0.602);
+        assert_eq!(h.partial_store_share_back_to_back(32), Some(0.477));
         let s = h.partial_store_share_after_loads(24).unwrap();
-        assert!(0.229 < s && s < 0.528, "{s}");
-        // The H200's: 0.450 against 0.540.
+        assert!(0.190 < s && s < 0.505, "{s}");
+        // Back to back at 4 warps loses a third of what the stores after loads lose.
+        assert_eq!(h.partial_store_share_back_to_back(4), Some(0.008));
+        assert_eq!(h.partial_store_share_after_loads(4), Some(0.028));
+        // Below its first measured point, the table's nearest share.
+        assert_eq!(h.partial_store_share_back_to_back(1), Some(0.008));
+        // The H200's: 0.426 against 0.517, back to back 0.389.
         let h200 = crate::spec::load_machine("h200").unwrap();
-        assert_eq!(h200.partial_store_share_after_loads(32), Some(0.450));
+        assert_eq!(h200.partial_store_share_after_loads(32), Some(0.426));
+        assert_eq!(h200.partial_store_share_back_to_back(32), Some(0.389));
         // Not measured (the V100): none.
         let v100 = crate::spec::load_machine("v100").unwrap();
         assert_eq!(v100.partial_store_share_after_loads(32), None);
+        assert_eq!(v100.partial_store_share_back_to_back(32), None);
     }
 
     #[test]

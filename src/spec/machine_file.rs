@@ -268,6 +268,10 @@ const PARTIAL_STORE_KEY: &str = "partial_store_loss";
 /// [`PARTIAL_STORE_KEY`] (see [`MachineModel::partial_store_loss_after_loads`]).
 const PARTIAL_AFTER_LOADS_KEY: &str = "partial_store_loss_after_loads";
 
+/// The optional figure with the same loss where the stores also go out back to back, in the
+/// pairs of [`PARTIAL_STORE_KEY`] (see [`MachineModel::partial_store_loss_back_to_back`]).
+const PARTIAL_BACK_TO_BACK_KEY: &str = "partial_store_loss_back_to_back";
+
 /// The optional figure with the measured warp interleaving seen from L1: `[L1 KiB, warps per SM,
 /// lines per load, effective warps]` rows (see [`MachineModel::l1_interleave`]).
 const INTERLEAVE_KEY: &str = "l1_interleave";
@@ -365,6 +369,7 @@ pub fn parse_machine(text: &str, file: &str) -> Result<MachineModel, MachineErro
             SET_INDEX_KEY,
             PARTIAL_STORE_KEY,
             PARTIAL_AFTER_LOADS_KEY,
+            PARTIAL_BACK_TO_BACK_KEY,
             REUSE_KEY,
             INTERLEAVE_KEY,
             INTERLEAVE_ONE_BLOCK_KEY,
@@ -491,6 +496,7 @@ pub fn parse_machine(text: &str, file: &str) -> Result<MachineModel, MachineErro
     };
     let partial_store_loss = share_table(PARTIAL_STORE_KEY)?;
     let partial_store_loss_after_loads = share_table(PARTIAL_AFTER_LOADS_KEY)?;
+    let partial_store_loss_back_to_back = share_table(PARTIAL_BACK_TO_BACK_KEY)?;
     let l2_reuse_misses = table_figure(
         table.get(REUSE_KEY),
         REUSE_KEY,
@@ -577,6 +583,7 @@ pub fn parse_machine(text: &str, file: &str) -> Result<MachineModel, MachineErro
         line_bytes: u("line_bytes"),
         partial_store_loss,
         partial_store_loss_after_loads,
+        partial_store_loss_back_to_back,
         l1_wavefronts_per_cycle_per_sm: f("l1_wavefronts_per_cycle_per_sm"),
         l1_queue_instructions: u("l1_queue_instructions"),
         l2_latency_cycles: f("l2_latency_cycles"),
@@ -848,7 +855,11 @@ mod tests {
         assert_needs_source(&weighted, "l2_store_weight");
         // The loss of partly written sectors (as copied, and with the stores after all the
         // loads): rising warps, shares from 0 to 1, with a source.
-        for key in ["partial_store_loss", "partial_store_loss_after_loads"] {
+        for key in [
+            "partial_store_loss",
+            "partial_store_loss_after_loads",
+            "partial_store_loss_back_to_back",
+        ] {
             let line = text
                 .lines()
                 .find(|l| l.starts_with(&format!("{key} = [[")))

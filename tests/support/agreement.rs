@@ -198,6 +198,7 @@ pub fn params(l2_bytes: usize) -> CacheParams {
         partial_store_loss: 0.0,
         partial_store_loss_sm: 0.0,
         partial_store_loss_after_loads: None,
+        partial_store_loss_back_to_back: None,
         // Lockstep, as the simulator's default order.
         l1_queue: 0.0,
         l2_latency_lines: 0.0,
