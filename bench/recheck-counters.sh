@@ -130,6 +130,15 @@ sweeps() {
     run d3q19_srt_pull-aos-flat-oos$x d3q19_srt_pull-aos-flat-oos "$m" 256,256,256 \
     "$HERE/bench/counters/d3q19_srt_pull_aos.toml"
   SWEEPS="$SWEEPS d3q19_srt_pull-aos-flat-oos$x"
+  # Out of sample for the stores' places: 20 unfolded D3Q19 AoS tiles of 4 to 32 warps and 4
+  # folded twice, none in an earlier sweep, the same on both GPUs, profiled with the twin that
+  # writes the places itself (aos-b2b-oos/raw/d3q19_srt_pull-aos-b2b-oos-configs.txt; a repeat
+  # on the H100 in aos-b2b-oos/repeat/).
+  RAW=aos-b2b-oos/raw \
+    OWN_ORDERS=aos-b2b-oos/raw/d3q19_srt_pull-aos-b2b-oos-compiled-order.txt \
+    ORIGINAL=aos-b2b-oos/d3q19_srt_pull-aos-b2b-oos.json \
+    run d3q19_srt_pull-aos-b2b-oos$x d3q19_srt_pull-aos-b2b-oos "$m" 256,256,256 "$aos"
+  SWEEPS="$SWEEPS d3q19_srt_pull-aos-b2b-oos$x"
   # D3Q19 SoA (the current kernel) and AoS again, the H100 sweeps' 25 configurations each, with
   # the twin that compiles with `run --backend cuda`'s float options (the kernel the timing
   # harness runs) and reads its compiled orders itself (timed-twin/, both GPUs).
