@@ -74,10 +74,12 @@ pub struct CountersArgs {
     #[arg(long, requires = "from_csv")]
     original: Option<PathBuf>,
     /// The compiled code's issue orders (lines `KERNEL DTYPE BX,BY,BZ FX,FY,FZ NX,NY,NZ: F,I …`,
-    /// as a profiling run writes to `raw/NAME-compiled-order.txt` or `bench/compiled-order.py
-    /// orders` for a sweep's SASS): the estimate of every configuration the file names follows
-    /// the order its compiled twin issues loads and stores in, not the emitted one. A profiling
-    /// run reads the orders from the SASS itself (with cuobjdump) unless this is given.
+    /// each entry optionally `F,I@P` with its place among the SASS instructions, as a profiling
+    /// run writes to `raw/NAME-compiled-order.txt` or `bench/compiled-order.py orders` for a
+    /// sweep's SASS): the estimate of every configuration the file names follows the order its
+    /// compiled twin issues loads and stores in, not the emitted one, and with the places takes
+    /// the early write-backs of records stored back to back. A profiling run reads the orders
+    /// from the SASS itself (with cuobjdump) unless this is given.
     #[arg(long, conflicts_with = "emitted_order")]
     compiled_order: Option<PathBuf>,
     /// Estimate every configuration in the emitted order, even where the compiled order is

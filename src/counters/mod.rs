@@ -344,6 +344,11 @@ pub struct ConfigRecord {
     /// from the compiled order (0: none, or no compiled order).
     #[serde(default)]
     pub stack_accesses: usize,
+    /// The share of the fold points storing several words whose compiled stores go out back to
+    /// back (`MemoryProgram::stores_back_to_back`), where the compiled order gave the places of
+    /// its accesses; `None` where it did not.
+    #[serde(default)]
+    pub stores_back_to_back: Option<f64>,
     /// Kernel duration under the profiler, seconds.
     pub duration_s: Option<f64>,
     /// The footprint visitor's volumes.
@@ -684,6 +689,10 @@ pub fn compare(
             Some(orders) => orders.apply(input.kernel, prog)?,
             None => (prog, false),
         };
+        let placed = input.compiled_orders.is_some_and(|o| {
+            o.get(input.kernel, &config, input.domain)
+                .is_some_and(|order| !order.places.is_empty())
+        });
         let estimate = estimator.estimate_program(&prog, &params)?;
         let errors = Level::ALL
             .iter()
@@ -699,6 +708,7 @@ pub fn compare(
             compiled_order: compiled,
             local_bytes: None,
             stack_accesses: prog.local.len(),
+            stores_back_to_back: placed.then_some(prog.stores_back_to_back),
             duration_s: l.metrics.get(ncu::DURATION).copied(),
             estimate,
             measured,

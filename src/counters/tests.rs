@@ -616,6 +616,18 @@ fn compare_follows_the_compiled_order_the_file_names() {
         .unwrap();
     assert_eq!(r.estimate, want);
     assert_ne!(r.estimate, emitted);
+    // Without places the record cannot say how the stores go out; with them it says (a stencil
+    // stores one word per fold point, so none of its fold points stores several).
+    assert_eq!(r.stores_back_to_back, None);
+    let placed = CompiledOrder {
+        steps: reversed.clone(),
+        places: (0..reversed.len()).collect(),
+        ..CompiledOrder::default()
+    };
+    let line = format!("{}\n", CompiledOrders::line(&k, &c, &d, &placed));
+    let r = run(&line).unwrap();
+    assert_eq!(r.stores_back_to_back, Some(0.0));
+    assert_eq!(r.estimate, want);
     // Another configuration's line: the emitted order.
     let other = LaunchConfig::new([32, 4, 2], [1, 1, 1]);
     let r = run(&order_line(&k, &other, &d, &[(0, 0)])).unwrap();

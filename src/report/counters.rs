@@ -30,6 +30,18 @@ fn issue_order(r: &crate::counters::ConfigRecord) -> &'static str {
     }
 }
 
+/// The HTML issue-order cell: the order, and where the compiled code's stores go out back to
+/// back, at what share of the fold points.
+fn issue_order_html(r: &crate::counters::ConfigRecord) -> String {
+    match r.stores_back_to_back {
+        Some(b) if b > 0.0 => format!(
+            "{} <small>(stores back to back at {b:.2} of the fold points)</small>",
+            issue_order(r)
+        ),
+        _ => issue_order(r).to_string(),
+    }
+}
+
 /// Where the record's kernel spills: its stack bytes per thread, and whether the estimate counts
 /// its stack accesses (from the compiled order).
 fn spills(r: &crate::counters::ConfigRecord) -> Option<(usize, bool)> {
@@ -304,7 +316,7 @@ pub fn counters_html(s: &CountersSweep) -> String {
             registers_html(r),
             r.blocks_per_sm,
             r.l1_bytes / 1024,
-            issue_order(r),
+            issue_order_html(r),
             r.duration_s.map(super::format_seconds).unwrap_or_default()
         );
         for (i, l) in Level::ALL.iter().enumerate() {
