@@ -132,6 +132,13 @@ isolates one candidate, over buffers well beyond the L2, with every other sector
   stores over about 80 instructions, among the collision's FMAs (32 registers); with them
   (40 registers) they issue the 19 back to back, and lose a quarter of the share. G runs as a
   loop (a branch between stores); `copy_chainG` (G = 1, 2, 4) unrolls the chain.
+- `copy B/0 fold K, interleaved|apart` (the set `foldstore`): `copy_foldK_i|a`, each thread
+  copying the K records of its fold points (a block's extent apart along z, as the emitters fold),
+  every store needing the sum of all K x 19 loaded words (so the loads go first, as in an LBM
+  collision) and the stores interleaved (word q of every record, then word q + 1) or apart (each
+  record's 19 stores together). The compiled D3Q19 AoS twins that
+  interleave fold points' stores lose 0.6-1.1 of their record sectors, more than the copy of
+  `afterloads` at any warps per block: whether a thread's records open at once are why.
 - `copy B/S skewed` (the set `warpskew`): `copy_skew`, the record copy whose stores wait for
   its loads, warp w of a block's W waiting S·w/W cycles before its stores, beside `copy_spin`'s
   wait of S for every warp: whether the share grows with the warps per block because a block's
@@ -617,6 +624,51 @@ extern "C" __global__ void copy_chain2(const float* __restrict__ a, float* __res
                                        float one, float zero) { copy_chain<2>(a, b, n, one, zero); }
 extern "C" __global__ void copy_chain4(const float* __restrict__ a, float* __restrict__ b, int n,
                                        float one, float zero) { copy_chain<4>(a, b, n, one, zero); }
+// The record copy of K fold points per thread, the fold points blockDim.z apart along z (as the
+// emitters fold): every store needs the sum of every loaded word (as an LBM collision needs the
+// density), so all loads go first; the stores interleaved across the records (INTER) or each
+// record's together.
+template <int K, int INTER>
+__device__ void copy_fold(const float* __restrict__ a, float* __restrict__ b, int n)
+{
+    const int x = blockIdx.x * blockDim.x + threadIdx.x;
+    const int y = blockIdx.y * blockDim.y + threadIdx.y;
+    const int z0 = blockIdx.z * blockDim.z * K + threadIdx.z;
+    long long r[K];
+    float v[K][Q];
+    float s = 0.0f;
+#pragma unroll
+    for (int k = 0; k < K; ++k) {
+        r[k] = (x + (long long)n * (y + (long long)n * (z0 + k * (int)blockDim.z))) * Q;
+#pragma unroll
+        for (int q = 0; q < Q; ++q) {
+            v[k][q] = a[r[k] + q];
+            s += v[k][q];
+        }
+    }
+    // 1 for the records `launch` fills (their words sum to K * Q * (Q + 1) / 2), and not known
+    // to the compiler.
+    const float one = s > 0.0f ? 1.0f : 2.0f;
+    if (INTER) {
+#pragma unroll
+        for (int q = 0; q < Q; ++q)
+#pragma unroll
+            for (int k = 0; k < K; ++k) b[r[k] + q] = v[k][q] + one;
+    } else {
+#pragma unroll
+        for (int k = 0; k < K; ++k)
+#pragma unroll
+            for (int q = 0; q < Q; ++q) b[r[k] + q] = v[k][q] + one;
+    }
+}
+extern "C" __global__ void copy_fold2_i(const float* __restrict__ a, float* __restrict__ b, int n)
+{ copy_fold<2, 1>(a, b, n); }
+extern "C" __global__ void copy_fold2_a(const float* __restrict__ a, float* __restrict__ b, int n)
+{ copy_fold<2, 0>(a, b, n); }
+extern "C" __global__ void copy_fold4_i(const float* __restrict__ a, float* __restrict__ b, int n)
+{ copy_fold<4, 1>(a, b, n); }
+extern "C" __global__ void copy_fold4_a(const float* __restrict__ a, float* __restrict__ b, int n)
+{ copy_fold<4, 0>(a, b, n); }
 // l2rate: `passes` reads of `lines` lines through L2 only, a line per warp instruction
 // (`sector` 0) or a sector of each of 32 lines (1); every word is 1.
 extern "C" __global__ void l2rate(const float* __restrict__ a, long long lines, int sector,
@@ -655,7 +707,7 @@ METRICS = [
 # The probe sets `measure` runs.
 SETS = ("traffic", "partial", "capacity", "wcapacity", "stagger", "runs", "threshold", "pstride",
         "partner", "promote", "sibling", "pprio", "segments", "lines", "window", "window3", "copyspin",
-        "afterloads", "recordshape", "occupancy", "l2rate", "storegap", "warpskew")
+        "afterloads", "recordshape", "occupancy", "l2rate", "storegap", "warpskew", "foldstore")
 WINDOW_CHUNKS = 1 << 15  # window: 32 Ki chunks of 16 KiB, 512 MiB read fresh
 WINDOW_PER = 1024  # window: float4 per chunk
 WINDOW_LAGS = (16, 128, 512, 1024, 1536, 2048, 2560, 3072, 4096)
@@ -784,6 +836,17 @@ def plan(which):
                 pts.append({"probe": "copy", "block": list(b), "spin": spin})
                 if spin:
                     pts.append({"probe": "copy", "block": list(b), "spin": spin, "skew": 1})
+        return pts
+    if which == "foldstore":
+        # The record copy of K fold points per thread, stores interleaved or apart; K = 1 is
+        # the set `afterloads`' copy.
+        for b in ((32, 4, 1), (8, 8, 4), (8, 8, 8), (8, 8, 16)):
+            pts.append({"probe": "copy", "block": list(b), "spin": 0})
+            # Four records' 76 words live at once need more than the 64 registers a thread of
+            # a 1024-thread block may have.
+            for k in (2, 4) if b[2] < 16 else (2,):
+                for inter in (1, 0):
+                    pts.append({"probe": "copy", "block": list(b), "fold": k, "inter": inter})
         return pts
     if which == "storegap":
         # The record copy with its stores after all loads, a chain of FMAs before each store.
@@ -1174,6 +1237,8 @@ def launch(plan_path):
         else:
             b = pt["block"]
             grid = tuple(EDGE // v for v in b)
+            if "fold" in pt:
+                grid = (grid[0], grid[1], grid[2] // pt["fold"])
             if kind == "records":
                 rec.fill(0.0)
                 mod.get_function("records")(grid, tuple(b), (rec, cp.int32(EDGE)))
@@ -1185,7 +1250,10 @@ def launch(plan_path):
                 src = cp.empty((cells, Q), dtype=cp.float32)
                 src[:] = cp.arange(1, Q + 1, dtype=cp.float32)
                 rec.fill(0.0)
-                if pt.get("skew"):
+                if "fold" in pt:
+                    name = f"copy_fold{pt['fold']}_{'i' if pt['inter'] else 'a'}"
+                    mod.get_function(name)(grid, tuple(b), (src, rec, cp.int32(EDGE)))
+                elif pt.get("skew"):
                     mod.get_function("copy_skew")(
                         grid, tuple(b), (src, rec, cp.int32(EDGE), cp.int32(pt["spin"])))
                 elif "chain" in pt:
@@ -1242,7 +1310,8 @@ def measure(out_path, which):
         ("none", "application", ["reread_w"]) if which == "wcapacity" else
         ("all", "kernel",
          ["gather", "scatter", "scatter_groups", "records", "records_read", "soa_store", "paced", "copy", "copy_spin", "copy_gap", "copy_chain1",
-          "copy_chain2", "copy_chain4", "copy_skew", "pieces",
+          "copy_chain2", "copy_chain4", "copy_skew", "copy_fold2_i", "copy_fold2_a",
+          "copy_fold4_i", "copy_fold4_a", "pieces",
           "runs", "lag", "halves", "paced_halves", "window", "window3", "l2rate"]))
     # The set `occupancy` also reads the warps an SM kept resident.
     metrics = METRICS + (["sm__warps_active.avg.per_cycle_active"] if which == "occupancy"
@@ -1394,6 +1463,9 @@ def summary(path):
                 setting += f", {r['gap']} FMAs before each store"
             if "chain" in r:
                 setting += f", {r['chain']} FMAs before each store, unrolled"
+            if "fold" in r:
+                setting += (f", {r['fold']} fold points per thread, stores "
+                            + ("interleaved" if r["inter"] else "apart"))
             if "bps" in r:
                 warps = c.get("sm__warps_active.avg.per_cycle_active", float("nan"))
                 setting += f", {r['bps']} blocks per SM ({warps:.1f} warps active)"
