@@ -689,10 +689,6 @@ pub fn compare(
             Some(orders) => orders.apply(input.kernel, prog)?,
             None => (prog, false),
         };
-        let placed = input.compiled_orders.is_some_and(|o| {
-            o.get(input.kernel, &config, input.domain)
-                .is_some_and(|order| !order.places.is_empty())
-        });
         let estimate = estimator.estimate_program(&prog, &params)?;
         let errors = Level::ALL
             .iter()
@@ -708,7 +704,7 @@ pub fn compare(
             compiled_order: compiled,
             local_bytes: None,
             stack_accesses: prog.local.len(),
-            stores_back_to_back: placed.then_some(prog.stores_back_to_back),
+            stores_back_to_back: prog.stores_back_to_back,
             duration_s: l.metrics.get(ncu::DURATION).copied(),
             estimate,
             measured,

@@ -2017,32 +2017,16 @@ pub(crate) fn partial_store_share(prog: &MemoryProgram, p: &CacheParams) -> f64 
     } else {
         p.partial_store_loss
     };
-    match p.partial_store_loss_back_to_back {
-        Some(together) => {
-            let b = prog.stores_back_to_back;
-            b * together + (1.0 - b) * spread
-        }
-        None => spread,
+    match (p.partial_store_loss_back_to_back, prog.stores_back_to_back) {
+        (Some(together), Some(b)) => b * together + (1.0 - b) * spread,
+        _ => spread,
     }
 }
 
 /// Whether the compiled order has a thread store into two fold points' records at once (a fold
 /// point's stores begun before an earlier one's are done).
 fn stores_interleaved(prog: &MemoryProgram) -> bool {
-    let Some(order) = prog.compiled_order.as_deref() else {
-        return false;
-    };
-    let is_store = |i: usize| prog.instructions[i].kind == AccessKind::Store;
-    // Per fold point, the first and last place of its stores.
-    let mut spans: HashMap<usize, (usize, usize)> = HashMap::new();
-    for (q, &(f, i)) in order.iter().enumerate() {
-        if is_store(i) {
-            spans.entry(f).and_modify(|s| s.1 = q).or_insert((q, q));
-        }
-    }
-    let mut spans: Vec<(usize, usize)> = spans.into_values().collect();
-    spans.sort_unstable();
-    spans.windows(2).any(|w| w[1].0 < w[0].1)
+    prog.store_spans(None).windows(2).any(|w| w[1].0 < w[0].1)
 }
 
 /// Steps from a load at one x-fold point to the same load at the thread's next x-fold point:

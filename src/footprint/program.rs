@@ -88,8 +88,8 @@ pub struct MemoryProgram {
     pub stores_need_every_load: bool,
     /// The share of the fold points storing several words whose stores the compiled code
     /// issues back to back, as consecutive instructions (see
-    /// [`MemoryProgram::with_store_places`]); 0 where not known.
-    pub stores_back_to_back: f64,
+    /// [`MemoryProgram::with_store_places`]); `None` where the places are not known.
+    pub stores_back_to_back: Option<f64>,
 }
 
 impl MemoryProgram {
@@ -188,7 +188,7 @@ impl MemoryProgram {
             compiled_order: None,
             local: Vec::new(),
             stores_need_every_load: kernel.stores_need_every_load(),
-            stores_back_to_back: 0.0,
+            stores_back_to_back: None,
         })
     }
 
@@ -237,7 +237,7 @@ impl MemoryProgram {
         self.compiled_order = Some(order);
         // Stack accesses and store places belong to the order this one replaces.
         self.local.clear();
-        self.stores_back_to_back = 0.0;
+        self.stores_back_to_back = None;
         Ok(self)
     }
 
@@ -269,29 +269,43 @@ impl MemoryProgram {
                 places[i]
             )));
         }
-        // Per fold point, its stores' first and last place and their count.
-        let mut spans: HashMap<usize, (usize, usize, usize)> = HashMap::new();
-        for (&(f, ins), &at) in order.iter().zip(places) {
-            if self.instructions[ins].kind == AccessKind::Store {
-                spans
-                    .entry(f)
-                    .and_modify(|s| (s.1, s.2) = (at, s.2 + 1))
-                    .or_insert((at, at, 1));
-            }
-        }
-        let several: Vec<&(usize, usize, usize)> = spans.values().filter(|s| s.2 > 1).collect();
+        let spans = self.store_spans(Some(places));
+        let several: Vec<&(usize, usize, usize)> = spans.iter().filter(|s| s.2 > 1).collect();
         let together = several
             .iter()
             .filter(|&&&(first, last, n)| {
                 (last - first) as f64 <= BACK_TO_BACK_GAP * (n - 1) as f64
             })
             .count();
-        self.stores_back_to_back = if several.is_empty() {
+        self.stores_back_to_back = Some(if several.is_empty() {
             0.0
         } else {
             together as f64 / several.len() as f64
-        };
+        });
         Ok(self)
+    }
+
+    /// Per fold point that stores in the compiled order, the first and last place of its stores
+    /// and their count, by first place: places among the compiled instructions where `places`
+    /// gives them (one per entry of the order), else positions in the order. Empty without a
+    /// compiled order.
+    pub fn store_spans(&self, places: Option<&[usize]>) -> Vec<(usize, usize, usize)> {
+        let Some(order) = &self.compiled_order else {
+            return Vec::new();
+        };
+        let mut spans: HashMap<usize, (usize, usize, usize)> = HashMap::new();
+        for (q, &(f, ins)) in order.iter().enumerate() {
+            if self.instructions[ins].kind == AccessKind::Store {
+                let at = places.map_or(q, |p| p[q]);
+                spans
+                    .entry(f)
+                    .and_modify(|s| (s.1, s.2) = (at, s.2 + 1))
+                    .or_insert((at, at, 1));
+            }
+        }
+        let mut spans: Vec<(usize, usize, usize)> = spans.into_values().collect();
+        spans.sort_unstable();
+        spans
     }
 
     /// The program with the compiled code's stack accesses (register spills, from its SASS), in

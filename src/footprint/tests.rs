@@ -443,16 +443,16 @@ fn records_stored_back_to_back_take_the_share_measured_so() {
     };
     let est = |prog: &MemoryProgram| Estimator::default().estimate_program(prog, &p).unwrap();
     let back_to_back = ordered.clone().with_store_places(&places(1, 1)).unwrap();
-    assert_eq!(back_to_back.stores_back_to_back, 1.0);
+    assert_eq!(back_to_back.stores_back_to_back, Some(1.0));
     assert!(close(est(&back_to_back).dram_store, 76.0 + 0.05 * 76.0));
     // One instruction between stores (a chain of one FMA) is not back to back.
     let spread = ordered.clone().with_store_places(&places(2, 2)).unwrap();
-    assert_eq!(spread.stores_back_to_back, 0.0);
+    assert_eq!(spread.stores_back_to_back, Some(0.0));
     assert!(close(est(&spread).dram_store, 76.0 + 0.2 * 76.0));
     assert!(close(est(&ordered).dram_store, est(&spread).dram_store));
     // One fold point of two back to back: half of each share.
     let half = ordered.clone().with_store_places(&places(1, 5)).unwrap();
-    assert_eq!(half.stores_back_to_back, 0.5);
+    assert_eq!(half.stores_back_to_back, Some(0.5));
     assert!(close(est(&half).dram_store, 76.0 + 0.125 * 76.0));
     // Where the machine has no such table, the share after loads stands.
     let unmeasured = CacheParams {
@@ -469,7 +469,7 @@ fn records_stored_back_to_back_take_the_share_measured_so() {
             .with_compiled_order(order.clone())
             .unwrap()
             .stores_back_to_back,
-        0.0
+        None
     );
     // Places must come with an order, one per entry, rising.
     let e = |r: Result<MemoryProgram, FootprintError>| r.unwrap_err().to_string();

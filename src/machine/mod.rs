@@ -228,6 +228,11 @@ fn share_by_warps(table: &[(usize, f64)], warps: usize) -> f64 {
         .unwrap_or(0.0)
 }
 
+/// [`share_by_warps`] where the table was measured; `None` where it is empty.
+fn measured_share_by_warps(table: &[(usize, f64)], warps: usize) -> Option<f64> {
+    (!table.is_empty()).then(|| share_by_warps(table, warps))
+}
+
 impl MachineModel {
     /// The names of all preset machines.
     pub fn preset_names() -> Vec<&'static str> {
@@ -307,15 +312,13 @@ impl MachineModel {
     /// [`MachineModel::partial_store_loss_after_loads`] at `warps` per block, as
     /// [`MachineModel::partial_store_share`] reads its table; `None` where not measured.
     pub fn partial_store_share_after_loads(&self, warps: usize) -> Option<f64> {
-        (!self.partial_store_loss_after_loads.is_empty())
-            .then(|| share_by_warps(&self.partial_store_loss_after_loads, warps))
+        measured_share_by_warps(&self.partial_store_loss_after_loads, warps)
     }
 
     /// [`MachineModel::partial_store_loss_back_to_back`] at `warps` per block, as
     /// [`MachineModel::partial_store_share`] reads its table; `None` where not measured.
     pub fn partial_store_share_back_to_back(&self, warps: usize) -> Option<f64> {
-        (!self.partial_store_loss_back_to_back.is_empty())
-            .then(|| share_by_warps(&self.partial_store_loss_back_to_back, warps))
+        measured_share_by_warps(&self.partial_store_loss_back_to_back, warps)
     }
 
     /// [`MachineModel::partial_store_share`] for the SM's `warps` resident warps storing
