@@ -25,7 +25,7 @@
 
 use super::{CacheParams, DataVolumes, LocalAccess, MemoryProgram};
 use crate::ir::AccessKind;
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 
 /// One access of the thread's merged sequence, with what it moves per thread.
 #[derive(Debug, Clone, Copy)]
@@ -92,8 +92,9 @@ pub(crate) fn spill_volumes(
     let l1_room = params.l1_bytes as f64 / sm_lines;
     let l1_prefix = prefix_sums(steps.iter().map(|(s, _)| s.l1));
     let mut l1_seen: HashMap<u32, usize> = HashMap::new();
-    // Per stack word, its accesses L2 may see: (step, store, chance that L1 missed).
-    let mut l2_seen: HashMap<u32, Vec<(usize, bool, f64)>> = HashMap::new();
+    // Per stack word, its accesses L2 may see: (step, store, chance that L1 missed). Ordered by
+    // word, so that the sums over the words come out the same on every run.
+    let mut l2_seen: BTreeMap<u32, Vec<(usize, bool, f64)>> = BTreeMap::new();
     let mut out = DataVolumes::default();
     for at in 0..steps.len() {
         let Some(a) = steps[at].1 else { continue };
