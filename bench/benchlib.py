@@ -8,6 +8,7 @@ import json
 import subprocess
 import sys
 import tempfile
+from pathlib import Path
 
 
 def parse_twin(src):
@@ -380,3 +381,14 @@ def provenance(cp):
         commit = git.stdout.strip() or None
     return {"device": dev["name"].decode(), "driver": smi, "commit": commit,
             "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")}
+
+
+# The suffixes `bench/recheck-counters.sh` gives a sweep re-analysed with an experiment file.
+EXPERIMENT_VARIANTS = ("-reuse-curve", "-step", "-full-l2")
+
+
+def recheck_sweeps(outdir):
+    """The sweeps of a `bench/recheck-counters.sh` OUTDIR (the stems of its reports), without
+    the variants re-analysed with an experiment file."""
+    return sorted(p.stem for p in Path(outdir).glob("*.json")
+                  if not p.stem.endswith(EXPERIMENT_VARIANTS))

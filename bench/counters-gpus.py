@@ -15,20 +15,22 @@ usage: bench/counters-gpus.py DIR_A DIR_B [LEVEL [TOL]]
   TOL           the least relative difference between the GPUs' counters shown (default 0.10)
 """
 import json
+import os
 import sys
 from pathlib import Path
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from benchlib import recheck_sweeps  # noqa: E402
 
 
 def records(d):
     """Per sweep (the experiment files' variants left out), the records by (block, fold)."""
     out = {}
-    for p in sorted(Path(d).glob("*.json")):
-        if p.stem.endswith(("-reuse-curve", "-step", "-full-l2")):
-            continue
-        s = json.load(open(p))
+    for name in recheck_sweeps(d):
+        s = json.load(open(Path(d) / f"{name}.json"))
         if "records" not in s:
             continue
-        out[p.stem] = {(tuple(r["config"]["block"]), tuple(r["config"]["fold"])): r
+        out[name] = {(tuple(r["config"]["block"]), tuple(r["config"]["fold"])): r
                        for r in s["records"]}
     return out
 
@@ -40,7 +42,7 @@ def main():
     level = args[2] if len(args) > 2 else "l2_load"
     tol = float(args[3]) if len(args) > 3 else 0.10
     a, b = records(args[0]), records(args[1])
-    print(f"| sweep | block | fold | blocks per SM (A / B) | estimate A / B | measured A / B | B / A |")
+    print("| sweep | block | fold | blocks per SM (A / B) | estimate A / B | measured A / B | B / A |")
     print("|---|---|---|---|---|---|---|")
     pairs = shown = 0
     for sweep in sorted(set(a) & set(b)):

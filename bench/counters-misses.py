@@ -13,8 +13,12 @@ usage: bench/counters-misses.py DIR [SWEEP ...]
          `-reuse-curve`, `-step` and `-full-l2`)
 """
 import json
+import os
 import sys
 from pathlib import Path
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from benchlib import recheck_sweeps  # noqa: E402
 
 TOL = 0.10
 # The order of each record's `errors` (the tool's `Level::ALL`).
@@ -162,8 +166,7 @@ def main():
     if not args or args[0] in ("-h", "--help"):
         sys.exit(__doc__)
     d = Path(args[0])
-    names = args[1:] or sorted(p.stem for p in d.glob("*.json")
-                               if not p.stem.endswith(("-reuse-curve", "-step", "-full-l2")))
+    names = args[1:] or recheck_sweeps(d)
     counts = {c: {} for c in CLASSES}
     totals = {"DRAM load": [0, 0], "L2 load": [0, 0]}
     examples = {c: [] for c in CLASSES}
