@@ -62,7 +62,9 @@ CLASSES = {
                 "more room than read data; in SoA tiles folded along x, the other half of a "
                 "64-byte fetch where the lines a window's sectors lie in do not give all of "
                 "it; not hits that fail to renew a sector, nor fetched halves or far-apart "
-                "arrays kept less long; folded D3Q19 AoS tiles, whose DRAM store misses "
+                "arrays kept less long; since the links and windows follow the blocks' "
+                "launch times, the 512-plane stencils' slab reuses are no longer a class of "
+                "their own; folded D3Q19 AoS tiles, whose DRAM store misses "
                 "explain a third of their DRAM load misses at most: L2 itself loses their "
                 "reuses at high occupancy with L1 out of the way, under a stream of misses "
                 "at about two thirds of the distance a reread loses them at)",
@@ -72,10 +74,10 @@ CLASSES = {
     "l2-more": ("DRAM load", "L2 capacity: L2 keeps reuses the model loses (reuse distances "
                 "on the measured curve's slope, where the stencil's loss is a ramp and the "
                 "two-reader probe's a knee; with the step at the effective capacity, most "
-                "reuses between 25 and 50 MiB; flat AoS tiles at one block per SM: the "
-                "lockstep waves put a z-neighbour a whole wave later where the GPU starts it "
-                "half a wave later, their reads two layers apart now split by the middle "
-                "layer's read of the line)",
+                "reuses between 25 and 50 MiB; the distances take l2_reuse_distance_scale, "
+                "fitted where kernels lose reuses earlier than the reread probe, which some "
+                "keep longer: x-folded tiles 2 threads wide re-fetching lines from L1, "
+                "star3d_r4 2x1x32 fold 4x1x1 at 32 blocks per SM +115 %)",
                 "l2-traffic/capacity, l2-traffic/wcapacity, l2-traffic/sibling, link-gaps/; "
                 "the -step experiment files"),
     "order-aos": ("L2 load", "scheduling order: AoS warps are interleaved by the full L1 load "

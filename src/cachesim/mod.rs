@@ -4,18 +4,21 @@
 //! Blocks go to SMs in launch order (block `i` of a wave to SM `i mod SMs`, up to `blocks_per_sm`
 //! each); all warps execute in lockstep, instruction by instruction (SM by SM, block by block, warp
 //! by warp within one step), so a wave's blocks finish together and the next wave starts. That is
-//! the visitor's order; [`IssueOrder::WarpBurst`] is the other extreme (each warp issues a fold
+//! the visitor's order for L1; [`IssueOrder::WarpBurst`] is the other extreme (each warp issues a fold
 //! point's instructions back to back, as independent loads are), to bracket what the hardware does,
 //! and [`IssueOrder::SchedulerBurst`] interleaves the bursts of the SM's four schedulers;
 //! [`IssueOrder::Drift`] is lockstep with each warp late by its own delay, as warps drift apart on
 //! the GPU; [`IssueOrder::Window`] bursts each warp's first loads and then steps in lockstep, as
 //! register-limited compiled code does, and [`IssueOrder::Interleave`] runs groups of warps in
 //! lockstep one after another; [`IssueOrder::Timed`] derives the order from a timing model of the
-//! SM (loads in flight, a queue in front of the L1, greedy-then-oldest issue; see `timed`). Each SM has an L1 of 128 B lines with 32 B sectors filled sector
-//! by sector, replacing the least recently used line of the line's set ([`L1Replacement::Lru`]:
-//! one fully associative set, sets of `l1_conflict_ways` ways filled by a hash as the visitor
-//! assumes, or the machine's measured set function with a data store of the L1's size) or a
-//! random line of the whole L1 ([`L1Replacement::Random`]); one shared L2 is LRU of lines, each
+//! SM (loads in flight, a queue in front of the L1, greedy-then-oldest issue; see `timed`), and
+//! [`IssueOrder::Launched`] starts each block at its launch time (block `n` at `n / wave` block
+//! durations, lockstep within it), as the GPU does and the visitor's L2 assumes. Each SM has an
+//! L1 of 128 B lines with 32 B sectors filled sector by sector, replacing the least recently used
+//! line of the line's set ([`L1Replacement::Lru`]: one fully associative set, sets of
+//! `l1_conflict_ways` ways filled by a hash as the visitor assumes, or the machine's measured set
+//! function with a data store of the L1's size) or a random line of the whole L1
+//! ([`L1Replacement::Random`]); one shared L2 is LRU of lines, each
 //! holding the sectors read or written into it (a line takes its whole room however few of its
 //! sectors it holds, as measured: `bench/l2-traffic.py` set `lines`). Loads go through L1; stores
 //! are written through to L2 (they update a present L1 sector, but allocate none). L2
@@ -521,7 +524,7 @@ struct Scratch {
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub enum IssueOrder {
     /// Instruction by instruction: every warp issues an instruction before any issues the next
-    /// (SM by SM, block by block, warp by warp within one); the visitor's model.
+    /// (SM by SM, block by block, warp by warp within one); the visitor's model for L1.
     #[default]
     Lockstep,
     /// Fold point by fold point, warp by warp (SM by SM, block by block): a warp issues all the
@@ -562,6 +565,12 @@ pub enum IssueOrder {
     /// wait in a queue in front of the L1 (one line per cycle) and issue greedy-then-oldest, so
     /// the warps whose loads hit run ahead; blocks start as earlier ones finish.
     Timed(IssueTiming),
+    /// Lockstep within each block, and blocks starting as earlier ones finish, not in waves:
+    /// block `n`'s `i`-th instruction at `n / wave` block durations plus `i` of its `I`
+    /// instructions' share of one (at equal times SM by SM, block by block, warp by warp), as
+    /// the GPU starts blocks (`bench/results/h100/counters/block-placement/`) and the visitor's
+    /// L2 links assume.
+    Launched,
 }
 
 /// Which line an SM's L1 gives up for a new one.
@@ -695,17 +704,40 @@ pub fn simulate_program_counts(
         sim.c.cycles = timed::run(&mut sim, &work, &timing, timing.loads_in_flight(elem));
         return Ok(sim.finish());
     }
+    let block_at = |id: usize| {
+        [
+            id % grid[0],
+            (id / grid[0]) % grid[1],
+            id / (grid[0] * grid[1]),
+        ]
+    };
+    if order == IssueOrder::Launched {
+        let seq: Vec<(usize, usize)> = prog.issued_sequence().collect();
+        let per_block = seq.len() as u64;
+        // `(time in 1 / (I · wave) block durations, SM, block, warp, instruction)`.
+        let mut timed: Vec<(u64, u32, u32, u32, u32)> =
+            Vec::with_capacity(nblocks * nwarps * seq.len());
+        for id in 0..nblocks {
+            let sm = ((id % wave) % params.sms) as u32;
+            for i in 0..seq.len() {
+                let t = id as u64 * per_block + i as u64 * wave as u64;
+                timed.extend((0..nwarps).map(|w| (t, sm, id as u32, w as u32, i as u32)));
+            }
+        }
+        timed.sort_unstable();
+        for &(_, sm, id, w, i) in &timed {
+            let (fi, n) = seq[i as usize];
+            let b = block_at(id as usize);
+            sim.warp_instruction(prog, &mut scratch, n, folds[fi], sm as usize, b, w as usize);
+        }
+        return Ok(sim.finish());
+    }
     let mut wave_blocks: Vec<(usize, [usize; 3])> = Vec::new();
     let mut issues: Vec<(usize, usize, usize, usize)> = Vec::new();
     for start in (0..nblocks).step_by(wave) {
         wave_blocks.clear();
         for id in start..(start + wave).min(nblocks) {
-            let b = [
-                id % grid[0],
-                (id / grid[0]) % grid[1],
-                id / (grid[0] * grid[1]),
-            ];
-            wave_blocks.push(((id - start) % params.sms, b));
+            wave_blocks.push(((id - start) % params.sms, block_at(id)));
         }
         // Issue order within a step: SM by SM, then the SM's blocks in launch order.
         wave_blocks.sort_by_key(|(sm, _)| *sm);
@@ -768,7 +800,7 @@ pub fn simulate_program_counts(
                     );
                 }
                 // Handled above, before the waves.
-                IssueOrder::Timed(_) => {}
+                IssueOrder::Timed(_) | IssueOrder::Launched => {}
                 IssueOrder::Lockstep => {
                     for n in 0..ninstr {
                         for bi in 0..wave_blocks.len() {

@@ -96,7 +96,7 @@ fn drift_fold_points(s: &str) -> Result<f64, String> {
 /// `--issue-order`: see [`cachesim::IssueOrder`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 enum IssueOrderArg {
-    /// Every warp issues an instruction before any issues the next (the visitor's model).
+    /// Every warp issues an instruction before any issues the next (the visitor's L1 model).
     Lockstep,
     /// Each warp issues all the instructions of a fold point back to back, warp after warp.
     WarpBurst,
@@ -111,6 +111,9 @@ enum IssueOrderArg {
     /// From a timing model of the SM (`--timing`): loads in flight, a queue in front of the
     /// L1, greedy-then-oldest issue.
     Timed,
+    /// Lockstep within each block, blocks starting at their launch offsets (`n / wave` block
+    /// durations), not in waves: the visitor's L2 model.
+    Launched,
 }
 
 fn triple(v: &[usize], what: &str) -> Result<[usize; 3], CliError> {
@@ -231,6 +234,7 @@ pub fn run(a: &VolumesArgs, out: &mut impl Write) -> Result<(), CliError> {
                 }),
             },
             IssueOrderArg::Timed => cachesim::IssueOrder::Timed(a.timing.unwrap_or_default()),
+            IssueOrderArg::Launched => cachesim::IssueOrder::Launched,
         };
         let l1 = match a.l1_replacement {
             L1ReplacementArg::Lru => cachesim::L1Replacement::Lru,

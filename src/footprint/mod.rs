@@ -223,6 +223,10 @@ pub struct CacheParams {
     /// (see `MachineModel::l2_store_weight`; 1: as read data).
     #[serde(default = "crate::machine::unit_weight")]
     pub l2_store_weight: f64,
+    /// The factor reuse distances take before `l2_reuse_misses` is read at them (see
+    /// `MachineModel::l2_reuse_distance_scale`; 1: none).
+    #[serde(default = "crate::machine::unit_weight")]
+    pub l2_reuse_distance_scale: f64,
     /// The share of the resident warps that interleave with a warp's burst of loads, by lines
     /// per load instruction, for this launch (empty: all of them, lockstep).
     #[serde(default)]
@@ -298,6 +302,7 @@ impl CacheParams {
             l2_bytes: machine.l2_effective_bytes,
             l2_reuse_misses: machine.l2_reuse_curve(),
             l2_store_weight: machine.l2_store_weight,
+            l2_reuse_distance_scale: machine.l2_reuse_distance_scale,
             l1_interleave: machine.l1_interleave_for(warps, blocks_per_sm, l1_bytes),
             sector_bytes: machine.sector_bytes,
             dram_fetch_bytes: machine.l2_fetch_bytes,
@@ -370,6 +375,12 @@ impl CacheParams {
                 self.l2_store_weight
             ));
         }
+        if !(1.0..=4.0).contains(&self.l2_reuse_distance_scale) {
+            return bad(format!(
+                "l2_reuse_distance_scale ({}) must be from 1 to 4",
+                self.l2_reuse_distance_scale
+            ));
+        }
         if self.line_bytes > 4096 {
             return bad(format!("line_bytes ({}) above 4096", self.line_bytes));
         }
@@ -388,9 +399,13 @@ impl CacheParams {
     }
 
     /// The share of reuses `bytes` of L2 traffic apart that L2 misses: the measured curve where
-    /// the machine has one, else a step at the effective capacity.
+    /// the machine has one (at the distance times `l2_reuse_distance_scale`), else a step at the
+    /// effective capacity.
     pub fn l2_miss_at(&self, bytes: f64) -> f64 {
-        match self.l2_reuse_misses.share_at(bytes) {
+        match self
+            .l2_reuse_misses
+            .share_at(bytes * self.l2_reuse_distance_scale)
+        {
             Some(miss) => miss,
             None => f64::from(u8::from(bytes >= self.l2_bytes as f64)),
         }

@@ -80,11 +80,13 @@ impl Grid {
     }
 }
 
-/// Sectors whose previous access in time (by any block) was `m` waves earlier at step `then`,
-/// accessed by the representative block at step `now`.
+/// Sectors whose previous access in time (by any block) lay `m` waves of steps and the steps
+/// from `then` to `now` before the representative block's access at step `now` (for a link
+/// found at the blocks' launch times, the nearest whole step: [`Clock::lockstep`]).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub(crate) struct Link {
-    /// Waves between the two accesses.
+    /// Whole waves (block durations) between the two accesses, less the steps from `then` to
+    /// `now`.
     pub m: u32,
     /// Step of the previous access in its block's run.
     pub then: u32,
@@ -96,6 +98,16 @@ pub(crate) struct Link {
     pub part: f32,
     /// Sectors (weighted).
     pub sectors: f64,
+}
+
+impl Link {
+    /// Steps of a block's run between the two accesses (whole waves of `steps` each, and the
+    /// share of a step the wave's issue order puts between accesses at one step).
+    pub fn steps_apart(&self, steps: usize) -> f64 {
+        f64::from(self.m) * steps as f64 + f64::from(self.now) - f64::from(self.then)
+            + f64::from(self.rest + self.part)
+            - 1.0
+    }
 }
 
 /// What makes links of the same class within a configuration: the previous access's time
@@ -283,14 +295,28 @@ impl Walk {
 /// Entries of the cache of walks (see [`RowPass::walks_at`]).
 const WALK_CACHE: usize = 64;
 
-/// Times of the machine's run `(wave, step, issue position)`, packed into bit fields of an `i64`
-/// so that they compare in that lexicographic order and unpack with shifts, not divisions.
+/// Blocks launched more than this many waves before the representative count as launched this
+/// many waves before (L2 keeps nothing that long; it bounds the clock's fields).
+const LAUNCH_HORIZON: i64 = 64;
+
+/// Times of the machine's run, packed into bit fields of an `i64` so that they compare in time
+/// order and unpack with shifts. Blocks start as others finish, not in lockstep waves
+/// (measured: blocks a launch offset `d` apart start about `d / wave` block durations apart,
+/// `bench/results/h100/counters/block-placement/`), so step `step` of the block launched `n`
+/// blocks after the representative comes `n / wave + step / steps` block durations after the
+/// representative's start: the time's first field is that in units of `1 / (steps · wave)`,
+/// `n · steps + step · wave`; the step and the issue position (which orders a wave's blocks at
+/// the same time, as they are dealt to the SMs) follow.
 #[derive(Debug, Clone, Copy)]
 struct Clock {
     /// Bits of the step field.
     step_bits: u32,
     /// Bits of the issue-position field.
     pos_bits: u32,
+    /// Steps of a block's run.
+    steps: i64,
+    /// Blocks of a wave.
+    wave: i64,
 }
 
 impl Clock {
@@ -299,16 +325,26 @@ impl Clock {
         Clock {
             step_bits: bits(steps),
             pos_bits: bits(wave),
+            steps: steps.max(1),
+            wave: wave.max(1),
         }
     }
 
-    /// The time of step `step` at issue position `ord` of wave `w` (relative, may be negative).
+    /// The time of step `step` at issue position `ord` of the block launched `n` blocks after
+    /// the representative (negative: before it).
     #[inline]
-    fn at(&self, w: i64, step: i64, ord: i64) -> i64 {
-        (((w << self.step_bits) + step) << self.pos_bits) + ord
+    fn at(&self, n: i64, step: i64, ord: i64) -> i64 {
+        let n = n.max(-LAUNCH_HORIZON * self.wave);
+        self.packed(n * self.steps + step * self.wave, step, ord)
     }
 
-    /// `(wave, step, issue position)` of a time.
+    /// The time whose first field is `when` (see [`Clock`]).
+    #[inline]
+    fn packed(&self, when: i64, step: i64, ord: i64) -> i64 {
+        (((when << self.step_bits) + step) << self.pos_bits) + ord
+    }
+
+    /// `(first field, step, issue position)` of a time.
     #[inline]
     fn parts(&self, t: i64) -> (i64, i64, i64) {
         let ws = t >> self.pos_bits;
@@ -317,6 +353,23 @@ impl Clock {
             ws & ((1 << self.step_bits) - 1),
             t & ((1 << self.pos_bits) - 1),
         )
+    }
+
+    /// The earlier access at time `t` as the lockstep waves' windows take it: `(waves back,
+    /// step, issue position)` of the access as far back from the representative's start, in
+    /// block durations, as `t` (a window of whole waves and steps of the representative's run
+    /// as long as the time between the two accesses; the nearest step).
+    fn lockstep(&self, t: i64) -> (u32, u32, i64) {
+        let (when, _, ord) = self.parts(t);
+        // In steps of the representative's run (negative: before its start).
+        let start = when as f64 / self.wave as f64;
+        let m = (-start / self.steps as f64).ceil().max(0.0);
+        let step = (start + m * self.steps as f64).round() as i64;
+        if step >= self.steps {
+            (m as u32 - 1, 0, ord)
+        } else {
+            (m as u32, step as u32, ord)
+        }
     }
 }
 
@@ -1343,9 +1396,7 @@ impl RowPass {
                 }
                 Some(Offsets {
                     clock,
-                    when: std::array::from_fn(|j| {
-                        clock.at(walks[j].wave, 0, walks[j].order(issue))
-                    }),
+                    when: std::array::from_fn(|j| clock.at(-delta, 0, walks[j].order(issue))),
                 })
             };
             let (mut full_lo, mut full_hi) = (bx_lo, bx_hi);
@@ -1424,7 +1475,7 @@ impl RowPass {
             }
         }
         self.group_acc = group;
-        self.renew_lines(s0, ns, spl, clock, steps, wave);
+        self.renew_lines(s0, ns, spl, clock);
         self.emit_links(ns, clock, issue, &own_ord, w, split);
     }
 
@@ -1435,21 +1486,22 @@ impl RowPass {
     /// it survives the longer one. A D3Q19 AoS record's line is read by three layers of tiles
     /// in turn, each its own words (the z-velocities' sectors are linked two layers apart, the
     /// middle layer renews the line). Candidates are the latest earlier access of each
-    /// line-mate and this block's own earlier touches of it; the times are the lockstep clock's,
-    /// whose steps carry alike traffic, so the gap is measured in its issue order.
-    fn renew_lines(&mut self, s0: i64, ns: usize, spl: i64, clock: Clock, steps: i64, wave: i64) {
+    /// line-mate and this block's own earlier touches of it; the gap is measured in the launch
+    /// times of [`Clock`].
+    fn renew_lines(&mut self, s0: i64, ns: usize, spl: i64, clock: Clock) {
         if spl <= 1 {
             return;
         }
-        let period = steps * wave;
+        let pos = 1i64 << clock.pos_bits;
+        // Times in one linear unit (the time field, then the issue position); a moved access
+        // keeps the step of the access it replaces.
         let linear = |t: i64| {
-            let (w, step, ord) = clock.parts(t);
-            (w * steps + step) * wave + ord
+            let (when, _, ord) = clock.parts(t);
+            when * pos + ord
         };
-        let packed = |l: i64| {
-            let w = l.div_euclid(period);
-            let r = l - w * period;
-            clock.at(w, r / wave, r % wave)
+        let packed = |l: i64, like: i64| {
+            let (_, step, _) = clock.parts(like);
+            clock.packed(l.div_euclid(pos), step, l.rem_euclid(pos))
         };
         for (lo, hi) in line_spans(s0, ns, spl) {
             let firsts = &self.first[lo..hi];
@@ -1502,7 +1554,7 @@ impl RowPass {
                         }
                     }
                     if gap < b - a {
-                        l.best[j] = packed(b - gap);
+                        l.best[j] = packed(b - gap, then);
                     }
                 }
             }
@@ -1686,10 +1738,10 @@ impl RowPass {
                     _ => {
                         let i = *self.link_index.entry(class).or_insert(self.links.len());
                         if i == self.links.len() {
-                            let (o, then, ord) = clock.parts(b);
+                            let (m, then, ord) = clock.lockstep(b);
                             self.links.push(Link {
-                                m: (-o) as u32,
-                                then: then as u32,
+                                m,
+                                then,
                                 now: own,
                                 rest: (wave - 1 - ord) as f32 / wave as f32,
                                 part: own_ord as f32 / wave as f32,
@@ -2318,7 +2370,35 @@ pub(crate) fn boxes(
 
 #[cfg(test)]
 mod tests {
-    use super::{sample_rows, sector_ranges, sector_ranges_within, Placement, Touch};
+    use super::{sample_rows, sector_ranges, sector_ranges_within, Clock, Link, Placement, Touch};
+
+    #[test]
+    fn launch_times_order_blocks_by_launch_and_step_and_map_to_lockstep_windows() {
+        // 8 steps per block, waves of 10 blocks: a block 15 launches earlier at step 2 comes
+        // 1.5 waves minus 2 steps (10 steps) before the representative's start, as step 6 two
+        // waves back does; 2 launches earlier at step 3, 1.4 steps after its start (step 1).
+        let clock = Clock::new(8, 10);
+        let early = clock.at(-15, 2, 3);
+        assert_eq!(clock.lockstep(early), (2, 6, 3));
+        let near = clock.at(-2, 3, 0);
+        assert_eq!(clock.lockstep(near), (0, 1, 0));
+        // Ordered by time, whatever the step: the block 2 earlier at step 3 comes before the
+        // representative's step 2, after its step 1.
+        assert!(clock.at(0, 1, 9) < near && near < clock.at(0, 2, 0));
+        // A time at a step boundary keeps the later wave's step 0.
+        assert_eq!(clock.lockstep(clock.at(-10, 0, 0)), (1, 0, 0));
+        // Blocks further back than the horizon count as that far.
+        assert_eq!(clock.at(-10_000, 0, 0), clock.at(-640, 0, 0));
+        let link = Link {
+            m: 2,
+            then: 6,
+            now: 1,
+            rest: 0.5,
+            part: 0.5,
+            sectors: 1.0,
+        };
+        assert_eq!(link.steps_apart(8), 11.0);
+    }
 
     /// The sectors of `lo..=hi` the ranges cover.
     fn covered(ranges: &[(i64, i64)], lo: i64, hi: i64) -> Vec<i64> {

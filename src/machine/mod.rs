@@ -150,6 +150,12 @@ pub struct MachineModel {
     /// misses are read at (`bench/l2-traffic.py`, set `wcapacity`); 1 where not measured.
     #[serde(default = "unit_weight")]
     pub l2_store_weight: f64,
+    /// The factor a kernel's reuse distances take before [`MachineModel::l2_reuse_misses`] is
+    /// read at them: that curve is a rescan of hits, a kernel's traffic between two reads carries
+    /// misses, and L2 makes room for misses sooner (`bench/l2-traffic.py`, set `window`); fitted
+    /// to the counter sweeps, 1 where not.
+    #[serde(default = "unit_weight")]
+    pub l2_reuse_distance_scale: f64,
     /// Sector size (transfer granularity between L1 and L2, L2 and DRAM).
     pub sector_bytes: usize,
     /// What L2 reads from DRAM on a read miss: the aligned group of sectors of this size around

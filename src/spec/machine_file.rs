@@ -201,7 +201,7 @@ const FIGURES: [(&str, &str, f64, f64, bool); 26] = [
 
 /// Figures a file may leave out, and the value they then take: (key, meaning, minimum, maximum,
 /// integer?, default).
-const OPTIONAL_FIGURES: [(&str, &str, f64, f64, bool, f64); 6] = [
+const OPTIONAL_FIGURES: [(&str, &str, f64, f64, bool, f64); 7] = [
     (
         "l1_conflict_ways",
         "L1 ways that lines spread over sets compete in, 0 for one fully associative LRU",
@@ -231,6 +231,14 @@ const OPTIONAL_FIGURES: [(&str, &str, f64, f64, bool, f64); 6] = [
         "the L2 room a written byte takes, in bytes of read data (1 where not measured)",
         1.0,
         8.0,
+        false,
+        1.0,
+    ),
+    (
+        "l2_reuse_distance_scale",
+        "the factor reuse distances take before l2_reuse_misses is read at them (1: none)",
+        1.0,
+        4.0,
         false,
         1.0,
     ),
@@ -575,6 +583,7 @@ pub fn parse_machine(text: &str, file: &str) -> Result<MachineModel, MachineErro
         l2_effective_bytes: u("l2_effective_bytes"),
         l2_reuse_misses,
         l2_store_weight: f("l2_store_weight"),
+        l2_reuse_distance_scale: f("l2_reuse_distance_scale"),
         sector_bytes: u("sector_bytes"),
         l2_fetch_bytes: match u("l2_fetch_bytes") {
             0 => u("sector_bytes"),
@@ -822,37 +831,39 @@ mod tests {
         .unwrap_err();
         assert!(e.to_string().contains("l1_queue_instructions"), "{e}");
         assert!(e.to_string().contains("an integer from 0"), "{e}");
-        // The L2 room of written data: 1 without the figure, else from 1 to 8, with a source
-        // (from the preset as it was without it, the step experiment file).
+        // The L2 room of written data (1 to 8) and the scale of the reuse distances (1 to 4): 1
+        // without the figure, with a source where given (from the preset as it was without
+        // them, the step experiment file).
         let h100_step = include_str!("../../bench/counters/h100-step.toml");
+        let plain = parse_machine(h100_step, "m.toml").unwrap();
         assert_eq!(
-            parse_machine(h100_step, "m.toml").unwrap().l2_store_weight,
-            1.0
+            (plain.l2_store_weight, plain.l2_reuse_distance_scale),
+            (1.0, 1.0)
         );
-        let weighted = h100_step
-            .replace(
-                "sector_bytes = 32\n",
-                "sector_bytes = 32\nl2_store_weight = 1.67\n",
-            )
-            .replace(
-                "sector_bytes = \"datasheet\"\n",
-                "sector_bytes = \"datasheet\"\nl2_store_weight = \"measured\"\n",
-            );
-        let m = parse_machine(&weighted, "m.toml").unwrap();
-        assert_eq!(m.l2_store_weight, 1.67);
-        let at = weighted
-            .lines()
-            .position(|l| l == "l2_store_weight = 1.67")
-            .unwrap()
-            + 1;
-        for bad in ["0.5", "9.0", "\"heavy\""] {
-            let t = weighted.replace(
-                "l2_store_weight = 1.67",
-                &format!("l2_store_weight = {bad}"),
-            );
-            assert_refused(&t, at, "a number from 1 to 8", bad);
+        let weight: fn(&MachineModel) -> f64 = |m| m.l2_store_weight;
+        let scale: fn(&MachineModel) -> f64 = |m| m.l2_reuse_distance_scale;
+        for (key, range, get) in [
+            ("l2_store_weight", "a number from 1 to 8", weight),
+            ("l2_reuse_distance_scale", "a number from 1 to 4", scale),
+        ] {
+            let line = format!("{key} = 1.5");
+            let given = h100_step
+                .replace(
+                    "sector_bytes = 32\n",
+                    &format!("sector_bytes = 32\n{line}\n"),
+                )
+                .replace(
+                    "sector_bytes = \"datasheet\"\n",
+                    &format!("sector_bytes = \"datasheet\"\n{key} = \"measured\"\n"),
+                );
+            assert_eq!(get(&parse_machine(&given, "m.toml").unwrap()), 1.5);
+            let at = given.lines().position(|l| l == line).unwrap() + 1;
+            for bad in ["0.5", "9.0", "\"heavy\""] {
+                let t = given.replace(&line, &format!("{key} = {bad}"));
+                assert_refused(&t, at, range, bad);
+            }
+            assert_needs_source(&given, key);
         }
-        assert_needs_source(&weighted, "l2_store_weight");
         // The loss of partly written sectors (as copied, and with the stores after all the
         // loads): rising warps, shares from 0 to 1, with a source.
         for key in [

@@ -2,7 +2,7 @@
 //! the comparison of the footprint visitor with the cache simulator.
 #![allow(dead_code)]
 
-use stencilscope::cachesim::simulate;
+use stencilscope::cachesim::{simulate_in, IssueOrder, L1Replacement};
 use stencilscope::config::LaunchConfig;
 use stencilscope::footprint::{data_volumes, CacheParams, DataVolumes};
 use stencilscope::ir::{
@@ -137,19 +137,31 @@ pub fn levels(v: &DataVolumes) -> [f64; 6] {
     ]
 }
 
-/// Relative errors (estimate / simulation - 1) per level, one row per configuration.
+/// Relative errors (estimate / simulation - 1) per level, one row per configuration, against
+/// the simulator's lockstep waves.
 pub fn compare(
     kernel: &Kernel,
     domain: &Domain,
     configs: &[LaunchConfig],
     params: &CacheParams,
 ) -> Vec<(LaunchConfig, [f64; 6], [f64; 6])> {
+    compare_in(kernel, domain, configs, params, IssueOrder::Lockstep)
+}
+
+/// As [`compare`], against the simulator issuing in `order`.
+pub fn compare_in(
+    kernel: &Kernel,
+    domain: &Domain,
+    configs: &[LaunchConfig],
+    params: &CacheParams,
+    order: IssueOrder,
+) -> Vec<(LaunchConfig, [f64; 6], [f64; 6])> {
     configs
         .iter()
         .map(|c| {
             let e = levels(&data_volumes(kernel, domain, c, params).expect("estimate"));
-            let s = levels(&simulate(kernel, domain, c, params).expect("simulate"));
-            (*c, e, s)
+            let s = simulate_in(kernel, domain, c, params, order, L1Replacement::Lru);
+            (*c, e, levels(&s.expect("simulate")))
         })
         .collect()
 }
@@ -188,6 +200,7 @@ pub fn params(l2_bytes: usize) -> CacheParams {
         l2_bytes,
         l2_reuse_misses: Default::default(),
         l2_store_weight: 1.0,
+        l2_reuse_distance_scale: 1.0,
         // The simulator's issue orders are its own; the visitor's burst share is not compared.
         l1_interleave: Default::default(),
         sector_bytes: 32,
