@@ -1189,7 +1189,7 @@ impl RowPass {
                 self.line_count += nl;
             }
             // L1 sees a row's touches in the order they are issued; first touches and links
-            // keep the steps' order, the lockstep waves' time.
+            // keep the order of the block's steps.
             let clocked = self.compiled && l1;
             let mut by_clock = std::mem::take(&mut self.by_clock);
             by_clock.clear();
