@@ -317,16 +317,28 @@ struct Clock {
     steps: i64,
     /// Blocks of a wave.
     wave: i64,
+    /// The time field's unit, in `1 / (steps · wave)` block durations: 1 but where a block's
+    /// steps are so many that the field would not fit in its bits.
+    quantum: i64,
 }
 
 impl Clock {
     fn new(steps: i64, wave: i64) -> Clock {
         let bits = |n: i64| 64 - (n.max(1) - 1).leading_zeros();
+        let (step_bits, pos_bits) = (bits(steps), bits(wave));
+        let (steps, wave) = (steps.max(1), wave.max(1));
+        // The time field holds `n · steps + step · wave` (either sign, up to the horizon and a
+        // wave after it) in what the other fields leave of 62 bits.
+        let room = 1i128 << 61u32.saturating_sub(step_bits + pos_bits).max(1);
+        let span = i128::from(LAUNCH_HORIZON + 2) * i128::from(steps) * i128::from(wave);
         Clock {
-            step_bits: bits(steps),
-            pos_bits: bits(wave),
-            steps: steps.max(1),
-            wave: wave.max(1),
+            step_bits,
+            pos_bits,
+            steps,
+            wave,
+            quantum: i64::try_from((span + room - 1) / room)
+                .unwrap_or(i64::MAX)
+                .max(1),
         }
     }
 
@@ -335,7 +347,8 @@ impl Clock {
     #[inline]
     fn at(&self, n: i64, step: i64, ord: i64) -> i64 {
         let n = n.max(-LAUNCH_HORIZON * self.wave);
-        self.packed(n * self.steps + step * self.wave, step, ord)
+        let when = (n * self.steps + step * self.wave).div_euclid(self.quantum);
+        self.packed(when, step, ord)
     }
 
     /// The time whose first field is `when` (see [`Clock`]).
@@ -362,7 +375,7 @@ impl Clock {
     fn lockstep(&self, t: i64) -> (u32, u32, i64) {
         let (when, _, ord) = self.parts(t);
         // In steps of the representative's run (negative: before its start).
-        let start = when as f64 / self.wave as f64;
+        let start = (when * self.quantum) as f64 / self.wave as f64;
         let m = (-start / self.steps as f64).ceil().max(0.0);
         let step = (start + m * self.steps as f64).round() as i64;
         if step >= self.steps {
@@ -2389,6 +2402,11 @@ mod tests {
         assert_eq!(clock.lockstep(clock.at(-10, 0, 0)), (1, 0, 0));
         // Blocks further back than the horizon count as that far.
         assert_eq!(clock.at(-10_000, 0, 0), clock.at(-640, 0, 0));
+        // Runs of very many steps take a coarser time field, and times stay in order.
+        let long = Clock::new(1 << 20, 4224);
+        let (far, later) = (long.at(-1 << 40, 5, 0), long.at(-4224, 0, 0));
+        assert!(far < later && later < long.at(0, 0, 0) && long.at(0, 0, 0) < long.at(1, 0, 0));
+        assert_eq!(long.lockstep(later), (1, 0, 0));
         let link = Link {
             m: 2,
             then: 6,
