@@ -31,10 +31,10 @@
 //! DRAM load is `G` counted in L2's fetches from DRAM (the aligned `dram_fetch_bytes` around a
 //! missed sector), plus the reused sectors L2 no longer holds, plus re-fetches and re-writes that
 //! miss L2, plus reads of partly written sectors. Every access of a sector after its first
-//! is *linked* to the previous access in time, by any block, at its launch time. L2 ages whole lines, so a read of another
-//! sector of the line in between splits the link, which takes the longer part
-//! (`RowPass::renew_lines`). L2 does not see L1's hits, so a block's access
-//! is the last of its first touch and its L1 re-fetches of the sector (as expected from the
+//! is *linked* to the previous access in time, by any block, at its launch time. L2 ages whole
+//! lines, so a read of another sector of the line in between splits the link, which takes the
+//! longer part (`RowPass::renew_lines`). L2 does not see L1's hits, so a block's access is the
+//! last of its first touch and its L1 re-fetches of the sector (as expected from the
 //! representative block's re-fetches, found by a pass over its rows before the link search).
 //! A link hits if the distinct sectors the machine moved through L2 in between stay below the L2
 //! capacity (where the machine gives L2's measured misses by reuse distance, it hits with the
