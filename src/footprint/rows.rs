@@ -110,8 +110,8 @@ impl Link {
     }
 }
 
-/// What makes links of the same class within a configuration: the previous access's time
-/// (wave, step, issue position, as [`Clock`] packs them), this access's step and its issue
+/// What makes links of the same class within a configuration: the previous access's time (launch
+/// time, step, issue position, as [`Clock`] packs them), this access's step and its issue
 /// position (all of [`Link`] but its sectors follows from these).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
 struct LinkClass {
@@ -245,11 +245,10 @@ impl Issue {
     }
 }
 
-/// The wave (relative) and issue position of the block at launch offset `q`, kept for `q`,
-/// `q + 1`, ... without a division per step (neighbours along x are consecutive launches).
+/// The position in its wave and the issue position of the block at launch offset `q`, kept for
+/// `q`, `q + 1`, ... without a division per step (neighbours along x are consecutive launches).
 #[derive(Debug, Clone, Copy)]
 struct Walk {
-    wave: i64,
     pos: i64,
     pos_mod_sms: i64,
     pos_div_sms: i64,
@@ -261,7 +260,6 @@ impl Walk {
         let pos = q - wave * issue.wave;
         let pos_div_sms = issue.by_sms.of(pos);
         Walk {
-            wave,
             pos,
             pos_mod_sms: pos - pos_div_sms * issue.sms,
             pos_div_sms,
@@ -278,7 +276,6 @@ impl Walk {
         }
         if self.pos == issue.wave {
             *self = Walk {
-                wave: self.wave + 1,
                 pos: 0,
                 pos_mod_sms: 0,
                 pos_div_sms: 0,
