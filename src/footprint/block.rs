@@ -43,8 +43,11 @@
 //! (first touches, store instructions, re-fetches) at its mean rate; a sector accessed several
 //! times inside the window counts once, so the links lying inside the window are subtracted. The
 //! write pairs below keep windows of lockstep waves. A written sector counts as the
-//! machine's `l2_store_weight` read ones (written data takes more of L2's room). Re-fetches are
-//! linked within their block only, so they stream at the wave's distinct share of the sectors. The
+//! machine's `l2_store_weight` read ones (written data takes more of L2's room). A re-fetch is
+//! linked to its block's previous touch, or, for the share of sectors an earlier-launched block
+//! first touches at the same step (an x-neighbour sharing the sector, which re-fetches it as this
+//! block does), to that block's re-fetch (`RowPass::mirrored`); re-fetches stream at the wave's
+//! distinct share of the sectors. The
 //! reuse total is exact (`Σ footprints - G`); the links of the sampled rows say how it splits by
 //! distance. L2 holds whole lines, and each warp instruction on AoS records reads one word of
 //! every record: a read within a wave sees at least the lines of the records the wave's accesses
@@ -1979,10 +1982,19 @@ impl BlockScratch {
                         part: 0.5,
                         sectors: r.sectors,
                     };
-                    r.sectors
-                        * *refetch_hits
-                            .entry((r.then, r.now))
-                            .or_insert_with(|| hit(&c))
+                    let own = *refetch_hits
+                        .entry((r.then, r.now))
+                        .or_insert_with(|| hit(&c));
+                    // The share an earlier-launched neighbour re-fetched just before keeps
+                    // the later of the two links.
+                    let h = match self.pass.mirrored(r.first) {
+                        Some((share, apart)) => {
+                            let near = 1.0 - p.l2_miss_at(launched.distance(apart) * s as f64);
+                            share * near.max(own) + (1.0 - share) * own
+                        }
+                        _ => own,
+                    };
+                    r.sectors * h
                 })
                 .sum::<f64>()
                 / refetched_sampled

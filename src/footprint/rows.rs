@@ -390,6 +390,8 @@ pub(crate) struct Refetch {
     pub then: u32,
     /// Step of this touch.
     pub now: u32,
+    /// Step of the block's first touch of the line.
+    pub first: u32,
     /// Sectors (weighted).
     pub sectors: f64,
 }
@@ -680,6 +682,10 @@ pub(crate) struct RowPass {
     /// re-fetch of it, as expected); empty: the first touch itself. Set by the caller for the
     /// link search (see [`RowPass::last_seen_steps`]).
     pub last_seen: Vec<u32>,
+    /// Per step of a first touch: the sectors first touched, those whose previous access is an
+    /// earlier-launched block's at the same step (a neighbour that touches them as this block
+    /// does), and those times the steps between the two (see [`RowPass::mirrored`]).
+    mirror: Vec<[f64; 3]>,
     /// Whether [`RowPass::block`] leaves out the link search and the first touches (a pass for
     /// L1's statistics only).
     pub skip_links: bool,
@@ -1048,6 +1054,8 @@ impl RowPass {
         self.gaps.resize(steps + 1, 0.0);
         self.first_touch.clear();
         self.first_touch.resize(steps, 0.0);
+        self.mirror.clear();
+        self.mirror.resize(steps, [0.0; 3]);
         self.lines_touched = 0.0;
         self.links.clear();
         self.linked = 0.0;
@@ -1734,8 +1742,19 @@ impl RowPass {
             let part = split.map(|(x_band, row_bits)| row_bits | usize::from(k < x_band));
             for (j, &own_ord) in ords.iter().enumerate() {
                 let b = self.best[k].best[j];
+                let Some(m) = self.mirror.get_mut(own as usize) else {
+                    continue;
+                };
+                m[0] += wj;
                 if b == i64::MIN {
                     continue;
+                }
+                let (when, step, _) = clock.parts(b);
+                let (mine, _, _) = clock.parts(clock.at(0, own as i64, own_ord));
+                if step == own as i64 && when < mine {
+                    m[1] += wj;
+                    // The time field is in `quantum / wave` steps.
+                    m[2] += wj * ((mine - when) * clock.quantum) as f64 / clock.wave as f64;
                 }
                 let class = LinkClass {
                     then: b,
@@ -2235,17 +2254,31 @@ impl RowPass {
                     .entry((self.first_of[l], e.step))
                     .or_default() += n;
                 total += n;
+                let first = self.first_of[l];
                 match self.refetched.last_mut() {
-                    Some(r) if r.then == e.prev && r.now == e.step => r.sectors += n,
+                    Some(r) if r.then == e.prev && r.now == e.step && r.first == first => {
+                        r.sectors += n
+                    }
                     _ => self.refetched.push(Refetch {
                         then: e.prev,
                         now: e.step,
+                        first,
                         sectors: n,
                     }),
                 }
             }
         }
         total
+    }
+
+    /// Of the sectors first touched at step `first`: the share whose previous access is an
+    /// earlier-launched block's at the same step, and the steps (at launch times) between the
+    /// two, on average; `None` where none is. Such a neighbour (a tile sharing the sector along
+    /// x) touches the sector at each step this block does, so L2 last saw a re-fetch of it at
+    /// the neighbour's re-fetch, that many steps before.
+    pub fn mirrored(&self, first: u32) -> Option<(f64, f64)> {
+        let [all, mirrored, steps] = *self.mirror.get(first as usize)?;
+        (mirrored > 0.0).then(|| (mirrored / all, steps / mirrored))
     }
 
     /// Per step of a first touch, the step L2 last sees those sectors at, as expected from
