@@ -154,21 +154,26 @@ sweeps() {
       run d3q19_srt_pull-$l-timed$x d3q19_srt_pull-$l "$m" 256,256,256 "$lf"
     SWEEPS="$SWEEPS d3q19_srt_pull-$l-timed$x"
   done
+  # Out of sample for the links and windows at the blocks' launch times (and the fitted
+  # l2_reuse_distance_scale): seeded samples of star3d_r4 f64 at 512^3 (20) and 512x768x512
+  # (12) and of D3Q19 AoS at 256^3 (16), profiled after the change with twins that read their
+  # compiled orders (and the stores' places) themselves, the same seeds on both GPUs
+  # (h100: oos56/raw/oos56.sh; h200: oos57/raw/oos57.sh, with 16 D3Q19 SoA tiles besides).
+  local oos=oos56 more=
+  if [ "$GPU" = h200 ]; then
+    oos=oos57 more="d3q19_srt_pull-soa-oos57 256,256,256 $HERE/lbm/d3q19_srt_pull.toml"
+  fi
+  for o in "star3d_r4-f64-512-oos56 512,512,512 $STAR --dtype f64" \
+    "star3d_r4-f64-512x768-oos56 512,768,512 $STAR --dtype f64" \
+    "d3q19_srt_pull-aos-oos56 256,256,256 $aos" ${more:+"$more"}; do
+    set -- $o
+    local n=$1 dom=$2
+    shift 2
+    RAW=$oos/raw OWN_ORDERS=$oos/raw/$n-compiled-order.txt ORIGINAL=$oos/$n.json \
+      run $n$x $n "$m" $dom "$@"
+    SWEEPS="$SWEEPS $n$x"
+  done
   if [ "$GPU" = h100 ]; then
-    # Out of sample for the links and windows at the blocks' launch times (and the fitted
-    # l2_reuse_distance_scale): seeded samples of star3d_r4 f64 at 512^3 (20) and 512x768x512
-    # (12) and of D3Q19 AoS at 256^3 (16), profiled after the change with twins that read their
-    # compiled orders (and the stores' places) themselves (oos56/raw/oos56.sh).
-    for o in "star3d_r4-f64-512-oos56 512,512,512 $STAR --dtype f64" \
-      "star3d_r4-f64-512x768-oos56 512,768,512 $STAR --dtype f64" \
-      "d3q19_srt_pull-aos-oos56 256,256,256 $aos"; do
-      set -- $o
-      local n=$1 dom=$2
-      shift 2
-      RAW=oos56/raw OWN_ORDERS=oos56/raw/$n-compiled-order.txt ORIGINAL=oos56/$n.json \
-        run $n$x $n "$m" $dom "$@"
-      SWEEPS="$SWEEPS $n$x"
-    done
     # Register spills: D3Q19 SoA and AoS at 1024-thread blocks (64 registers at most) and
     # 512-thread blocks folded 8 to 64 times (128), with the timed kernel's twin; 18 of the 25
     # SoA kernels spill (24 to 416 bytes of stack per thread), no AoS kernel does (spill/).
