@@ -56,7 +56,9 @@ CLASSES = {
                 "twins at 4 warps (0.05 against 0.02 in DRAM read beyond the record)",
                 "README sections on partly written sectors and lines; l2-traffic/threshold, "
                 "l2-traffic/pstride, l2-traffic/afterloads, l2-traffic/storegap, "
-                "l2-traffic/warpskew, store-spread/, partial-drift (and its -oos run)"),
+                "l2-traffic/warpskew, store-spread/, partial-drift (and its -oos run); "
+                "bench/partial-count.py: the visitor's own count of sectors partly written at a "
+                "time orders D3Q19 SoA's losses (half the pairs at 80-240 K), not star3d_r4's"),
     "l2-less": ("DRAM load", "L2 capacity: L2 loses reuses the model keeps (reuse distances "
                 "on the steep part of the measured curve, the L2 split, written data taking "
                 "more room than read data; in SoA tiles folded along x, the other half of a "
