@@ -158,14 +158,20 @@ sweeps() {
   # l2_reuse_distance_scale): seeded samples of star3d_r4 f64 at 512^3 (20) and 512x768x512
   # (12) and of D3Q19 AoS at 256^3 (16), profiled after the change with twins that read their
   # compiled orders (and the stores' places) themselves, the same seeds on both GPUs
-  # (h100: oos56/raw/oos56.sh; h200: oos57/raw/oos57.sh, with 16 D3Q19 SoA tiles besides).
-  local oos=oos56 more=
+  # (h100: oos56/raw/oos56.sh; h200: oos57/raw/oos57.sh, with 16 D3Q19 SoA tiles besides, and
+  # at 256^3 star3d_r4 f64, box3d_r1 f32 and D3Q19 AoS and SoA samples, oos57/raw/oos57-256.sh).
+  local oos=oos56 more=()
   if [ "$GPU" = h200 ]; then
-    oos=oos57 more="d3q19_srt_pull-soa-oos57 256,256,256 $HERE/lbm/d3q19_srt_pull.toml"
+    local lbm=$HERE/lbm/d3q19_srt_pull.toml
+    oos=oos57 more=("d3q19_srt_pull-soa-oos57 256,256,256 $lbm"
+      "star3d_r4-f64-oos57 256,256,256 $STAR --dtype f64"
+      "box3d_r1-f32-oos57 256,256,256 $HERE/stencils/box3d_r1.toml --dtype f32"
+      "d3q19_srt_pull-aos-oos57 256,256,256 $aos"
+      "d3q19_srt_pull-soa-oos58 256,256,256 $lbm")
   fi
   for o in "star3d_r4-f64-512-oos56 512,512,512 $STAR --dtype f64" \
     "star3d_r4-f64-512x768-oos56 512,768,512 $STAR --dtype f64" \
-    "d3q19_srt_pull-aos-oos56 256,256,256 $aos" ${more:+"$more"}; do
+    "d3q19_srt_pull-aos-oos56 256,256,256 $aos" ${more[@]+"${more[@]}"}; do
     set -- $o
     local n=$1 dom=$2
     shift 2
