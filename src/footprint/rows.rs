@@ -1742,19 +1742,18 @@ impl RowPass {
             let part = split.map(|(x_band, row_bits)| row_bits | usize::from(k < x_band));
             for (j, &own_ord) in ords.iter().enumerate() {
                 let b = self.best[k].best[j];
-                let Some(m) = self.mirror.get_mut(own as usize) else {
-                    continue;
-                };
-                m[0] += wj;
+                if let Some(m) = self.mirror.get_mut(own as usize) {
+                    m[0] += wj;
+                    let (when, step, _) = clock.parts(b);
+                    let (mine, _, _) = clock.parts(clock.at(0, own as i64, own_ord));
+                    if b != i64::MIN && step == own as i64 && when < mine {
+                        m[1] += wj;
+                        // The time field is in `quantum / wave` steps.
+                        m[2] += wj * ((mine - when) * clock.quantum) as f64 / clock.wave as f64;
+                    }
+                }
                 if b == i64::MIN {
                     continue;
-                }
-                let (when, step, _) = clock.parts(b);
-                let (mine, _, _) = clock.parts(clock.at(0, own as i64, own_ord));
-                if step == own as i64 && when < mine {
-                    m[1] += wj;
-                    // The time field is in `quantum / wave` steps.
-                    m[2] += wj * ((mine - when) * clock.quantum) as f64 / clock.wave as f64;
                 }
                 let class = LinkClass {
                     then: b,
