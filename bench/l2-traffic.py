@@ -48,6 +48,13 @@ isolates one candidate, over buffers well beyond the L2, with every other sector
   next to each other in launch order at the same fold point (narrow tiles: x-neighbours); `fold`:
   from one thread at K consecutive fold points (tiles folded along x). T from 32 to 1024 at full
   occupancy sets the blocks per SM at (nearly) the same warps per SM.
+- `runs K/MODE/256/4/8 ×S, APART|TOGETHER` (the set `runarrays`): `runs` with S stores per fold
+  point instead of one (8 loads through L2 before each fold point's stores), each into its own
+  array: the S arrays 64 MiB apart (`apart`, as D3Q19 SoA's 19 arrays) or a thread's S
+  sectors next to each other (`together`), so that the same count of partly written sectors lies
+  in S groups far apart or in one. Whether L2 writes back a kernel's partly written sectors
+  earlier where they lie in many arrays (star3d_r4 writes one output array, D3Q19 SoA 19; at the
+  same count of partly written sectors the SoA tiles lose far more).
 - `scatter 1/32` over 128 KiB to 128 MiB of sectors, and `lag L` (the set `threshold`): whether
   the L2 fills partly written sectors because there are too many of them (an NVIDIA patent,
   US 9,110,809, "Reducing memory traffic in DRAM ECC mode", fills partial writes once their
@@ -158,7 +165,7 @@ Nsight Compute (`--clock-control none`, caches flushed before each launch) reads
 sectors from the L1s and the DRAM bytes.
 
 usage (GPU, CuPy, ncu): bench/l2-traffic.py measure OUT.json
-                           [traffic|partial|capacity|wcapacity|stagger|runs|threshold|pstride|partner|promote|
+                           [traffic|partial|capacity|wcapacity|stagger|runs|runarrays|threshold|pstride|partner|promote|
                             sibling|pprio|segments|lines|window|window3|copyspin|afterloads|storegap|warpskew|
                             recordshape|occupancy|l2rate]
                          bench/l2-traffic.py summary OUT.json
@@ -297,6 +304,39 @@ extern "C" __global__ void runs(float* __restrict__ a, int k, int by_fold, int f
         if (w == 4) *(float4*)p = make_float4(v, v, v, v);
         else if (w == 2) *(float2*)p = make_float2(v, v);
         else *p = v;
+    }
+}
+// `runs` with `stores` stores per fold point, each into its own array: the arrays `per` sectors
+// apart (`apart`), or a thread's sectors of one fold point next to each other.
+extern "C" __global__ void runs_arrays(float* __restrict__ a, int k, int by_fold, int folds,
+                                       const float* __restrict__ src, long long src_n, int loads,
+                                       long long load_step, int stores, int apart, long long per)
+{
+    const long long t = threadIdx.x, T = blockDim.x, b = blockIdx.x;
+    const long long gid = b * T + t;
+    const int w = 8 / k;
+    float sum = 0.0f;
+    for (int f = 0; f < folds; ++f) {
+        for (int j = 0; j < loads; ++j)
+            sum += src[(gid + (load_step ? (long long)(f * loads + j) * load_step
+                                         : (long long)(f * loads + j) % 32)) % src_n];
+        long long sector;
+        int piece;
+        if (by_fold) {
+            sector = (b * (folds / k) + f / k) * T + t;
+            piece = f % k;
+        } else {
+            sector = ((b / k) * folds + f) * T + t;
+            piece = (int)(b % k);
+        }
+        const float v = sum == (float)((f + 1) * loads) ? 3.0f : 0.0f;
+        for (int q = 0; q < stores; ++q) {
+            const long long at = apart ? q * per + sector : sector * stores + q;
+            float* p = a + at * 8 + piece * w;
+            if (w == 4) *(float4*)p = make_float4(v, v, v, v);
+            else if (w == 2) *(float2*)p = make_float2(v, v);
+            else *p = v;
+        }
     }
 }
 __device__ void scan(const float4* __restrict__ a, long long per, int shift, int chunks, float* out)
@@ -705,7 +745,8 @@ METRICS = [
     "gpu__time_duration.sum",
 ]
 # The probe sets `measure` runs.
-SETS = ("traffic", "partial", "capacity", "wcapacity", "stagger", "runs", "threshold", "pstride",
+SETS = ("traffic", "partial", "capacity", "wcapacity", "stagger", "runs", "runarrays", "threshold",
+        "pstride",
         "partner", "promote", "sibling", "pprio", "segments", "lines", "window", "window3", "copyspin",
         "afterloads", "recordshape", "occupancy", "l2rate", "storegap", "warpskew", "foldstore")
 WINDOW_CHUNKS = 1 << 15  # window: 32 Ki chunks of 16 KiB, 512 MiB read fresh
@@ -722,6 +763,18 @@ BLOCKS = [(8, 8, 16), (4, 16, 16), (16, 8, 8), (16, 64, 1), (32, 4, 2), (64, 2, 
 
 RUNS_SOURCE_WORDS = 1 << 21  # runs: an 8 MiB source, read from L2 after its first pass
 RUNS_L2_STEP = (1 << 18) + 32  # runs: words between a thread's loads through L2 (1 MiB + a line)
+
+
+RUNARRAYS_SECTORS = SECTORS // 2  # runarrays: sectors per array (64 MiB; 19 fill the records)
+
+
+def runarrays_shape(pt):
+    """`(sectors per array, blocks)` of a `runarrays` launch: every store count writes arrays of
+    RUNARRAYS_SECTORS sectors, so that the grids are alike (about 4 waves of 4-fold-point blocks
+    of 256 threads on an H200) and only the stores per fold point differ."""
+    return RUNARRAYS_SECTORS, RUNARRAYS_SECTORS * pt["pieces"] // (pt["threads"] * pt["folds"])
+
+
 PARTNER_CHUNKS = 1 << 21  # halves, paced-halves: 128 MiB of 64-byte chunks
 READ_BLOCKS_PER_SM = 8  # reread: blocks of 256 threads, all resident
 SOA_ARRAY_BYTES = 272 ** 3 * 4  # segments: a D3Q19 SoA array of 256^3 with 8 ghost layers
@@ -878,6 +931,15 @@ def plan(which):
                         pts.append({"probe": "runs", "pieces": k, "mode": mode,
                                     "threads": threads, "folds": folds, "loads": loads,
                                     "via": via})
+        return pts
+    if which == "runarrays":
+        # Per store count, the launch `runs` compares with (one fold point, no loads), then the
+        # two sources of a sector's pieces, 4 fold points, 8 loads via L2 before each.
+        for stores, apart in ((1, True), (4, True), (4, False), (19, True), (19, False)):
+            for mode, folds, loads in (("blocks", 1, 0), ("blocks", 4, 8), ("fold", 4, 8)):
+                pts.append({"probe": "runarrays", "pieces": 2, "mode": mode, "threads": 256,
+                            "folds": folds, "loads": loads, "via": "l2", "stores": stores,
+                            "apart": apart})
         return pts
     if which == "wcapacity":
         for w in (0.5, 1.0):
@@ -1195,6 +1257,24 @@ def launch(plan_path):
             rt.deviceSynchronize()
             if float(out[0]) != 0.0:
                 sys.exit(f"reread {pt}: read something other than the ones written")
+        elif kind == "runarrays":
+            # `runs` with S stores per fold point into S arrays of `per` sectors (every word of
+            # the S arrays must end up 3).
+            per, blocks = runarrays_shape(pt)
+            dst = rec[:pt["stores"] * per * 8]
+            dst.fill(0.0)
+            resident = big[:RUNS_SOURCE_WORDS]
+            resident.fill(1.0)
+            mod.get_function("runs_arrays")((blocks,), (pt["threads"],),
+                                            (dst, cp.int32(pt["pieces"]),
+                                             cp.int32(pt["mode"] == "fold"), cp.int32(pt["folds"]),
+                                             resident, cp.int64(RUNS_SOURCE_WORDS),
+                                             cp.int32(pt["loads"]), cp.int64(RUNS_L2_STEP),
+                                             cp.int32(pt["stores"]), cp.int32(pt["apart"]),
+                                             cp.int64(per)))
+            rt.deviceSynchronize()
+            if not bool(cp.all(dst == 3.0)):
+                sys.exit(f"{kind} {pt}: wrong words written")
         elif kind in ("pieces", "lag", "runs"):
             # Sectors written in pieces into the records' buffer (every word must end up 3).
             dst = rec[:SECTORS * 8]
@@ -1312,7 +1392,7 @@ def measure(out_path, which):
          ["gather", "scatter", "scatter_groups", "records", "records_read", "soa_store", "paced", "copy", "copy_spin", "copy_gap", "copy_chain1",
           "copy_chain2", "copy_chain4", "copy_skew", "copy_fold2_i", "copy_fold2_a",
           "copy_fold4_i", "copy_fold4_a", "pieces",
-          "runs", "lag", "halves", "paced_halves", "window", "window3", "l2rate"]))
+          "runs", "runs_arrays", "lag", "halves", "paced_halves", "window", "window3", "l2rate"]))
     # The set `occupancy` also reads the warps an SM kept resident.
     metrics = METRICS + (["sm__warps_active.avg.per_cycle_active"] if which == "occupancy"
                          else ["sm__cycles_elapsed.avg.per_second"] if which == "l2rate"
@@ -1327,6 +1407,9 @@ def measure(out_path, which):
             pt["units"], pt["unit_bytes"] = PARTNER_CHUNKS, 64
         elif pt["probe"] in ("gather", "scatter", "pscatter", "pieces", "runs", "lag"):
             pt["units"], pt["unit_bytes"] = pt.get("sectors", SECTORS), 32
+        elif pt["probe"] == "runarrays":
+            # Per sector written.
+            pt["units"], pt["unit_bytes"] = pt["stores"] * runarrays_shape(pt)[0], 32
         elif pt["probe"] == "paced":
             pt["units"], pt["unit_bytes"] = PACED_CELLS, 4 * Q
         elif pt["probe"] == "window3":
@@ -1442,6 +1525,12 @@ def summary(path):
         elif r["probe"] == "pieces":
             setting = (f"{r['pieces']} pieces per sector, by {r['mode']}, {r.get('loads', 0)} loads "
                        f"first, stagger {r.get('stagger', 0)} cycles")
+        elif r["probe"] == "runarrays":
+            setting = (f"{r['stores']} stores per fold point, "
+                       + ("arrays apart" if r["apart"] else "a thread's sectors together")
+                       + f"; {r['pieces']} pieces per sector by {r['mode']}, blocks of "
+                       f"{r['threads']}, {r['folds']} fold points, "
+                       + (f"{r['loads']} loads each via L2" if r["loads"] else "no loads"))
         elif r["probe"] == "runs":
             bps = min(32, 2048 // r["threads"])
             setting = (f"{r['pieces']} pieces per sector by {r['mode']}, blocks of {r['threads']} "
