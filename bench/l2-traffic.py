@@ -55,6 +55,11 @@ isolates one candidate, over buffers well beyond the L2, with every other sector
   in S groups far apart or in one. Whether L2 writes back a kernel's partly written sectors
   earlier where they lie in many arrays (star3d_r4 writes one output array, D3Q19 SoA 19; at the
   same count of partly written sectors the SoA tiles lose far more).
+- `runs K/MODE/256/4/8 ×S, VIA` (the set `runmisses`): `runarrays` with the arrays apart and the
+  8 loads before each fold point's stores through L2 (`l2`, an 8 MiB source L2 holds) or from
+  DRAM (`dram`: a 1 GiB source, each load 64 MiB and a line past the last, a miss), as D3Q19
+  SoA's loads miss: whether a stream of misses through L2 makes it write partly written sectors
+  back earlier at the same count.
 - `scatter 1/32` over 128 KiB to 128 MiB of sectors, and `lag L` (the set `threshold`): whether
   the L2 fills partly written sectors because there are too many of them (an NVIDIA patent,
   US 9,110,809, "Reducing memory traffic in DRAM ECC mode", fills partial writes once their
@@ -165,7 +170,7 @@ Nsight Compute (`--clock-control none`, caches flushed before each launch) reads
 sectors from the L1s and the DRAM bytes.
 
 usage (GPU, CuPy, ncu): bench/l2-traffic.py measure OUT.json
-                           [traffic|partial|capacity|wcapacity|stagger|runs|runarrays|threshold|pstride|partner|promote|
+                           [traffic|partial|capacity|wcapacity|stagger|runs|runarrays|runmisses|threshold|pstride|partner|promote|
                             sibling|pprio|segments|lines|window|window3|copyspin|afterloads|storegap|warpskew|
                             recordshape|occupancy|l2rate]
                          bench/l2-traffic.py summary OUT.json
@@ -745,10 +750,10 @@ METRICS = [
     "gpu__time_duration.sum",
 ]
 # The probe sets `measure` runs.
-SETS = ("traffic", "partial", "capacity", "wcapacity", "stagger", "runs", "runarrays", "threshold",
-        "pstride",
-        "partner", "promote", "sibling", "pprio", "segments", "lines", "window", "window3", "copyspin",
-        "afterloads", "recordshape", "occupancy", "l2rate", "storegap", "warpskew", "foldstore")
+SETS = ("traffic", "partial", "capacity", "wcapacity", "stagger", "runs", "runarrays", "runmisses",
+        "threshold", "pstride", "partner", "promote", "sibling", "pprio", "segments", "lines",
+        "window", "window3", "copyspin", "afterloads", "recordshape", "occupancy", "l2rate",
+        "storegap", "warpskew", "foldstore")
 WINDOW_CHUNKS = 1 << 15  # window: 32 Ki chunks of 16 KiB, 512 MiB read fresh
 WINDOW_PER = 1024  # window: float4 per chunk
 WINDOW_LAGS = (16, 128, 512, 1024, 1536, 2048, 2560, 3072, 4096)
@@ -766,6 +771,7 @@ RUNS_L2_STEP = (1 << 18) + 32  # runs: words between a thread's loads through L2
 
 
 RUNARRAYS_SECTORS = SECTORS // 2  # runarrays: sectors per array (64 MiB; 19 fill the records)
+RUNS_DRAM_STEP = (1 << 24) + 32  # runmisses: words between a thread's loads from DRAM (64 MiB + a line)
 
 
 def runarrays_shape(pt):
@@ -940,6 +946,18 @@ def plan(which):
                 pts.append({"probe": "runarrays", "pieces": 2, "mode": mode, "threads": 256,
                             "folds": folds, "loads": loads, "via": "l2", "stores": stores,
                             "apart": apart})
+        return pts
+    if which == "runmisses":
+        # Per store count, the control, then the two sources of a sector's pieces with their
+        # loads through L2 and from DRAM.
+        for stores in (1, 4, 19):
+            pts.append({"probe": "runarrays", "pieces": 2, "mode": "blocks", "threads": 256,
+                        "folds": 1, "loads": 0, "via": "l2", "stores": stores, "apart": True})
+            for via in ("l2", "dram"):
+                for mode in ("blocks", "fold"):
+                    pts.append({"probe": "runarrays", "pieces": 2, "mode": mode,
+                                "threads": 256, "folds": 4, "loads": 8, "via": via,
+                                "stores": stores, "apart": True})
         return pts
     if which == "wcapacity":
         for w in (0.5, 1.0):
@@ -1263,13 +1281,15 @@ def launch(plan_path):
             per, blocks = runarrays_shape(pt)
             dst = rec[:pt["stores"] * per * 8]
             dst.fill(0.0)
-            resident = big[:RUNS_SOURCE_WORDS]
-            resident.fill(1.0)
+            # Loads via L2: an 8 MiB source; from DRAM: all of `big`, each load far past the last.
+            source, step = ((big, RUNS_DRAM_STEP) if pt["via"] == "dram"
+                            else (big[:RUNS_SOURCE_WORDS], RUNS_L2_STEP))
+            source.fill(1.0)
             mod.get_function("runs_arrays")((blocks,), (pt["threads"],),
                                             (dst, cp.int32(pt["pieces"]),
                                              cp.int32(pt["mode"] == "fold"), cp.int32(pt["folds"]),
-                                             resident, cp.int64(RUNS_SOURCE_WORDS),
-                                             cp.int32(pt["loads"]), cp.int64(RUNS_L2_STEP),
+                                             source, cp.int64(source.size),
+                                             cp.int32(pt["loads"]), cp.int64(step),
                                              cp.int32(pt["stores"]), cp.int32(pt["apart"]),
                                              cp.int64(per)))
             rt.deviceSynchronize()
@@ -1530,7 +1550,8 @@ def summary(path):
                        + ("arrays apart" if r["apart"] else "a thread's sectors together")
                        + f"; {r['pieces']} pieces per sector by {r['mode']}, blocks of "
                        f"{r['threads']}, {r['folds']} fold points, "
-                       + (f"{r['loads']} loads each via L2" if r["loads"] else "no loads"))
+                       + (f"{r['loads']} loads each via {r['via'].upper()}" if r["loads"]
+                          else "no loads"))
         elif r["probe"] == "runs":
             bps = min(32, 2048 // r["threads"])
             setting = (f"{r['pieces']} pieces per sector by {r['mode']}, blocks of {r['threads']} "
