@@ -60,6 +60,10 @@ isolates one candidate, over buffers well beyond the L2, with every other sector
   DRAM (`dram`: a 1 GiB source, each load 64 MiB and a line past the last, a miss), as D3Q19
   SoA's loads miss: whether a stream of misses through L2 makes it write partly written sectors
   back earlier at the same count.
+- `runs 2/MODE/256/4/L ×1, DRAM` (the set `partialdist`): `runmisses` with one store per fold
+  point and L = 0 to 128 loads from DRAM before each: how much L2 traffic a partly written sector
+  survives between its two pieces (one fold point apart, `fold`; neighbouring blocks at the same
+  fold point, `blocks`), against the share of clean sectors a reread keeps (set `capacity`).
 - `scatter 1/32` over 128 KiB to 128 MiB of sectors, and `lag L` (the set `threshold`): whether
   the L2 fills partly written sectors because there are too many of them (an NVIDIA patent,
   US 9,110,809, "Reducing memory traffic in DRAM ECC mode", fills partial writes once their
@@ -170,7 +174,7 @@ Nsight Compute (`--clock-control none`, caches flushed before each launch) reads
 sectors from the L1s and the DRAM bytes.
 
 usage (GPU, CuPy, ncu): bench/l2-traffic.py measure OUT.json
-                           [traffic|partial|capacity|wcapacity|stagger|runs|runarrays|runmisses|threshold|pstride|partner|promote|
+                           [traffic|partial|capacity|wcapacity|stagger|runs|runarrays|runmisses|partialdist|threshold|pstride|partner|promote|
                             sibling|pprio|segments|lines|window|window3|copyspin|afterloads|storegap|warpskew|
                             recordshape|occupancy|l2rate]
                          bench/l2-traffic.py summary OUT.json
@@ -751,9 +755,9 @@ METRICS = [
 ]
 # The probe sets `measure` runs.
 SETS = ("traffic", "partial", "capacity", "wcapacity", "stagger", "runs", "runarrays", "runmisses",
-        "threshold", "pstride", "partner", "promote", "sibling", "pprio", "segments", "lines",
-        "window", "window3", "copyspin", "afterloads", "recordshape", "occupancy", "l2rate",
-        "storegap", "warpskew", "foldstore")
+        "partialdist", "threshold", "pstride", "partner", "promote", "sibling", "pprio", "segments",
+        "lines", "window", "window3", "copyspin", "afterloads", "recordshape", "occupancy",
+        "l2rate", "storegap", "warpskew", "foldstore")
 WINDOW_CHUNKS = 1 << 15  # window: 32 Ki chunks of 16 KiB, 512 MiB read fresh
 WINDOW_PER = 1024  # window: float4 per chunk
 WINDOW_LAGS = (16, 128, 512, 1024, 1536, 2048, 2560, 3072, 4096)
@@ -946,6 +950,15 @@ def plan(which):
                 pts.append({"probe": "runarrays", "pieces": 2, "mode": mode, "threads": 256,
                             "folds": folds, "loads": loads, "via": "l2", "stores": stores,
                             "apart": apart})
+        return pts
+    if which == "partialdist":
+        pts.append({"probe": "runarrays", "pieces": 2, "mode": "blocks", "threads": 256,
+                    "folds": 1, "loads": 0, "via": "l2", "stores": 1, "apart": True})
+        for loads in (0, 4, 8, 16, 32, 64, 128):
+            for mode in ("blocks", "fold"):
+                pts.append({"probe": "runarrays", "pieces": 2, "mode": mode, "threads": 256,
+                            "folds": 4, "loads": loads, "via": "dram", "stores": 1,
+                            "apart": True})
         return pts
     if which == "runmisses":
         # Per store count, the control, then the two sources of a sector's pieces with their
