@@ -57,9 +57,9 @@ isolates one candidate, over buffers well beyond the L2, with every other sector
   same count of partly written sectors the SoA tiles lose far more).
 - `runs K/MODE/256/4/8 ×S, VIA` (the set `runmisses`): `runarrays` with the arrays apart and the
   8 loads before each fold point's stores through L2 (`l2`, an 8 MiB source L2 holds) or from
-  DRAM (`dram`: a 1 GiB source, each load 64 MiB and a line past the last, a miss), as D3Q19
-  SoA's loads miss: whether a stream of misses through L2 makes it write partly written sectors
-  back earlier at the same count.
+  DRAM (`dram`: every warp reads lines of its own from a 1 GiB source, none read before in the
+  last GiB), as D3Q19 SoA's loads miss: whether a stream of misses through L2 makes it write
+  partly written sectors back earlier at the same count.
 - `runs 2/MODE/256/4/L ×1, DRAM` (the set `partialdist`): `runmisses` with one store per fold
   point and L = 0 to 128 loads from DRAM before each: how much L2 traffic a partly written sector
   survives between its two pieces (one fold point apart, `fold`; neighbouring blocks at the same
@@ -326,9 +326,12 @@ extern "C" __global__ void runs_arrays(float* __restrict__ a, int k, int by_fold
     const int w = 8 / k;
     float sum = 0.0f;
     for (int f = 0; f < folds; ++f) {
-        for (int j = 0; j < loads; ++j)
-            sum += src[(gid + (load_step ? (long long)(f * loads + j) * load_step
-                                         : (long long)(f * loads + j) % 32)) % src_n];
+        // load_step < 0: each warp reads lines of its own, none read before (DRAM misses).
+        for (int j = 0; j < loads; ++j) {
+            const long long c = f * loads + j;
+            sum += src[(load_step < 0 ? ((gid >> 5) * folds * loads + c) * 32 + (gid & 31)
+                                      : gid + c * load_step) % src_n];
+        }
         long long sector;
         int piece;
         if (by_fold) {
@@ -775,7 +778,7 @@ RUNS_L2_STEP = (1 << 18) + 32  # runs: words between a thread's loads through L2
 
 
 RUNARRAYS_SECTORS = SECTORS // 2  # runarrays: sectors per array (64 MiB; 19 fill the records)
-RUNS_DRAM_STEP = (1 << 24) + 32  # runmisses: words between a thread's loads from DRAM (64 MiB + a line)
+RUNS_DRAM_STEP = -1  # runmisses, partialdist: each warp reads lines none read before (from DRAM)
 
 
 def runarrays_shape(pt):
