@@ -285,6 +285,19 @@ extern "C" __global__ void lag(float* __restrict__ a, long long groups, long lon
     if (b < groups) a[(b * 64 + t / 4) * 8 + t % 4] = 3.0f;
     if (b >= lag) a[((b - lag) * 64 + t / 4) * 8 + 4 + t % 4] = 3.0f;
 }
+// The sector a thread of `runs` writes its piece of at fold point `f`, and which piece: a
+// sector's `k` pieces come from one thread's consecutive fold points (`by_fold`) or from `k`
+// blocks next to each other in launch order at the same fold point.
+__device__ long long run_sector(int k, int by_fold, int folds, int f, int* piece)
+{
+    const long long t = threadIdx.x, T = blockDim.x, b = blockIdx.x;
+    if (by_fold) {
+        *piece = f % k;
+        return (b * (folds / k) + f / k) * T + t;
+    }
+    *piece = (int)(b % k);
+    return ((b / k) * folds + f) * T + t;
+}
 extern "C" __global__ void runs(float* __restrict__ a, int k, int by_fold, int folds,
                                 const float* __restrict__ src, long long src_n, int loads,
                                 long long load_step)
@@ -299,15 +312,8 @@ extern "C" __global__ void runs(float* __restrict__ a, int k, int by_fold, int f
         for (int j = 0; j < loads; ++j)
             sum += src[(gid + (load_step ? (long long)(f * loads + j) * load_step
                                          : (long long)(f * loads + j) % 32)) % src_n];
-        long long sector;
         int piece;
-        if (by_fold) {
-            sector = (b * (folds / k) + f / k) * T + t;
-            piece = f % k;
-        } else {
-            sector = ((b / k) * folds + f) * T + t;
-            piece = (int)(b % k);
-        }
+        const long long sector = run_sector(k, by_fold, folds, f, &piece);
         float* p = a + sector * 8 + piece * w;
         const float v = sum == (float)((f + 1) * loads) ? 3.0f : 0.0f;
         if (w == 4) *(float4*)p = make_float4(v, v, v, v);
@@ -332,15 +338,8 @@ extern "C" __global__ void runs_arrays(float* __restrict__ a, int k, int by_fold
             sum += src[(load_step < 0 ? ((gid >> 5) * folds * loads + c) * 32 + (gid & 31)
                                       : gid + c * load_step) % src_n];
         }
-        long long sector;
         int piece;
-        if (by_fold) {
-            sector = (b * (folds / k) + f / k) * T + t;
-            piece = f % k;
-        } else {
-            sector = ((b / k) * folds + f) * T + t;
-            piece = (int)(b % k);
-        }
+        const long long sector = run_sector(k, by_fold, folds, f, &piece);
         const float v = sum == (float)((f + 1) * loads) ? 3.0f : 0.0f;
         for (int q = 0; q < stores; ++q) {
             const long long at = apart ? q * per + sector : sector * stores + q;
