@@ -64,6 +64,11 @@ isolates one candidate, over buffers well beyond the L2, with every other sector
   point and L = 0 to 128 loads from DRAM before each: how much L2 traffic a partly written sector
   survives between its two pieces (one fold point apart, `fold`; neighbouring blocks at the same
   fold point, `blocks`), against the share of clean sectors a reread keeps (set `capacity`).
+- `runs 2/MODE/256/4/8 ×4, spin S` (the set `runspin`): `runarrays` with 4 stores per fold point
+  (arrays apart, loads via L2), each thread spinning S cycles after each fold point's stores: as
+  many sectors partly written at a time, arriving fewer per second. Whether L2's early
+  write-backs follow the count or the rate of partial stores (the `paced` set lost less with a
+  spin after every store).
 - `scatter 1/32` over 128 KiB to 128 MiB of sectors, and `lag L` (the set `threshold`): whether
   the L2 fills partly written sectors because there are too many of them (an NVIDIA patent,
   US 9,110,809, "Reducing memory traffic in DRAM ECC mode", fills partial writes once their
@@ -174,7 +179,7 @@ Nsight Compute (`--clock-control none`, caches flushed before each launch) reads
 sectors from the L1s and the DRAM bytes.
 
 usage (GPU, CuPy, ncu): bench/l2-traffic.py measure OUT.json
-                           [traffic|partial|capacity|wcapacity|stagger|runs|runarrays|runmisses|partialdist|threshold|pstride|partner|promote|
+                           [traffic|partial|capacity|wcapacity|stagger|runs|runarrays|runmisses|partialdist|runspin|threshold|pstride|partner|promote|
                             sibling|pprio|segments|lines|window|window3|copyspin|afterloads|storegap|warpskew|
                             recordshape|occupancy|l2rate]
                          bench/l2-traffic.py summary OUT.json
@@ -325,7 +330,8 @@ extern "C" __global__ void runs(float* __restrict__ a, int k, int by_fold, int f
 // apart (`apart`), or a thread's sectors of one fold point next to each other.
 extern "C" __global__ void runs_arrays(float* __restrict__ a, int k, int by_fold, int folds,
                                        const float* __restrict__ src, long long src_n, int loads,
-                                       long long load_step, int stores, int apart, long long per)
+                                       long long load_step, int stores, int apart, long long per,
+                                       int spin)
 {
     const long long t = threadIdx.x, T = blockDim.x, b = blockIdx.x;
     const long long gid = b * T + t;
@@ -347,6 +353,12 @@ extern "C" __global__ void runs_arrays(float* __restrict__ a, int k, int by_fold
             if (w == 4) *(float4*)p = make_float4(v, v, v, v);
             else if (w == 2) *(float2*)p = make_float2(v, v);
             else *p = v;
+        }
+        // `spin` cycles after the fold point's stores: fewer partial stores per second, as
+        // many sectors partly written at a time.
+        if (spin > 0) {
+            const long long t0 = clock64();
+            while (clock64() - t0 < spin) {}
         }
     }
 }
@@ -757,9 +769,9 @@ METRICS = [
 ]
 # The probe sets `measure` runs.
 SETS = ("traffic", "partial", "capacity", "wcapacity", "stagger", "runs", "runarrays", "runmisses",
-        "partialdist", "threshold", "pstride", "partner", "promote", "sibling", "pprio", "segments",
-        "lines", "window", "window3", "copyspin", "afterloads", "recordshape", "occupancy",
-        "l2rate", "storegap", "warpskew", "foldstore")
+        "partialdist", "runspin", "threshold", "pstride", "partner", "promote", "sibling", "pprio",
+        "segments", "lines", "window", "window3", "copyspin", "afterloads", "recordshape",
+        "occupancy", "l2rate", "storegap", "warpskew", "foldstore")
 WINDOW_CHUNKS = 1 << 15  # window: 32 Ki chunks of 16 KiB, 512 MiB read fresh
 WINDOW_PER = 1024  # window: float4 per chunk
 WINDOW_LAGS = (16, 128, 512, 1024, 1536, 2048, 2560, 3072, 4096)
@@ -961,6 +973,17 @@ def plan(which):
                 pts.append({"probe": "runarrays", "pieces": 2, "mode": mode, "threads": 256,
                             "folds": 4, "loads": loads, "via": "dram", "stores": 1,
                             "apart": True})
+        return pts
+    if which == "runspin":
+        # Per spin, the two sources of a sector's pieces (4 stores per fold point, arrays apart,
+        # 8 loads via L2 before each), and the control.
+        pts.append({"probe": "runarrays", "pieces": 2, "mode": "blocks", "threads": 256,
+                    "folds": 1, "loads": 0, "via": "l2", "stores": 4, "apart": True})
+        for spin in (0, 1000, 4000, 16000):
+            for mode in ("blocks", "fold"):
+                pts.append({"probe": "runarrays", "pieces": 2, "mode": mode, "threads": 256,
+                            "folds": 4, "loads": 8, "via": "l2", "stores": 4, "apart": True,
+                            "spin": spin})
         return pts
     if which == "runmisses":
         # Per store count, the control, then the two sources of a sector's pieces with their
@@ -1306,7 +1329,7 @@ def launch(plan_path):
                                              source, cp.int64(source.size),
                                              cp.int32(pt["loads"]), cp.int64(step),
                                              cp.int32(pt["stores"]), cp.int32(pt["apart"]),
-                                             cp.int64(per)))
+                                             cp.int64(per), cp.int32(pt.get("spin", 0))))
             rt.deviceSynchronize()
             if not bool(cp.all(dst == 3.0)):
                 sys.exit(f"{kind} {pt}: wrong words written")
@@ -1566,7 +1589,9 @@ def summary(path):
                        + f"; {r['pieces']} pieces per sector by {r['mode']}, blocks of "
                        f"{r['threads']}, {r['folds']} fold points, "
                        + (f"{r['loads']} loads each via {r['via'].upper()}" if r["loads"]
-                          else "no loads"))
+                          else "no loads")
+                       + (f", spin {r['spin']} cycles after each fold point" if r.get("spin")
+                          else ""))
         elif r["probe"] == "runs":
             bps = min(32, 2048 // r["threads"])
             setting = (f"{r['pieces']} pieces per sector by {r['mode']}, blocks of {r['threads']} "
