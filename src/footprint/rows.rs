@@ -1744,12 +1744,14 @@ impl RowPass {
                 let b = self.best[k].best[j];
                 if let Some(m) = self.mirror.get_mut(own as usize) {
                     m[0] += wj;
-                    let (when, step, _) = clock.parts(b);
-                    let (mine, _, _) = clock.parts(clock.at(0, own as i64, own_ord));
-                    if b != i64::MIN && step == own as i64 && when < mine {
-                        m[1] += wj;
-                        // The time field is in `quantum / wave` steps.
-                        m[2] += wj * ((mine - when) * clock.quantum) as f64 / clock.wave as f64;
+                    if b != i64::MIN {
+                        let (when, step, _) = clock.parts(b);
+                        let (mine, _, _) = clock.parts(self.best[k].me[j]);
+                        if step == own as i64 && when < mine {
+                            m[1] += wj;
+                            // The time field is in `quantum / wave` steps.
+                            m[2] += wj * ((mine - when) * clock.quantum) as f64 / clock.wave as f64;
+                        }
                     }
                 }
                 if b == i64::MIN {
