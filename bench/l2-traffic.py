@@ -792,11 +792,21 @@ RUNARRAYS_SECTORS = SECTORS // 2  # runarrays: sectors per array (64 MiB; 19 fil
 RUNS_DRAM_STEP = -1  # runmisses, partialdist: each warp reads lines none read before (from DRAM)
 
 
-def runarrays_shape(pt):
-    """`(sectors per array, blocks)` of a `runarrays` launch: every store count writes arrays of
-    RUNARRAYS_SECTORS sectors, so that the grids are alike (about 4 waves of 4-fold-point blocks
-    of 256 threads on an H200) and only the stores per fold point differ."""
-    return RUNARRAYS_SECTORS, RUNARRAYS_SECTORS * pt["pieces"] // (pt["threads"] * pt["folds"])
+def runarrays_blocks(pt):
+    """The blocks of a `runarrays` launch: every store count writes arrays of RUNARRAYS_SECTORS
+    sectors, so that the grids are alike (about 4 waves of 4-fold-point blocks of 256 threads on
+    an H200) and only the stores per fold point differ."""
+    return RUNARRAYS_SECTORS * pt["pieces"] // (pt["threads"] * pt["folds"])
+
+
+def runarrays_point(mode, folds, loads, via, stores, apart=True, spin=None):
+    """A `runarrays` launch: two pieces per sector, blocks of 256 threads (`spin` recorded only
+    where given, as the sets without it wrote their points)."""
+    pt = {"probe": "runarrays", "pieces": 2, "mode": mode, "threads": 256, "folds": folds,
+          "loads": loads, "via": via, "stores": stores, "apart": apart}
+    if spin is not None:
+        pt["spin"] = spin
+    return pt
 
 
 PARTNER_CHUNKS = 1 << 21  # halves, paced-halves: 128 MiB of 64-byte chunks
@@ -961,41 +971,30 @@ def plan(which):
         # two sources of a sector's pieces, 4 fold points, 8 loads via L2 before each.
         for stores, apart in ((1, True), (4, True), (4, False), (19, True), (19, False)):
             for mode, folds, loads in (("blocks", 1, 0), ("blocks", 4, 8), ("fold", 4, 8)):
-                pts.append({"probe": "runarrays", "pieces": 2, "mode": mode, "threads": 256,
-                            "folds": folds, "loads": loads, "via": "l2", "stores": stores,
-                            "apart": apart})
+                pts.append(runarrays_point(mode, folds, loads, "l2", stores, apart))
         return pts
     if which == "partialdist":
-        pts.append({"probe": "runarrays", "pieces": 2, "mode": "blocks", "threads": 256,
-                    "folds": 1, "loads": 0, "via": "l2", "stores": 1, "apart": True})
+        pts.append(runarrays_point("blocks", 1, 0, "l2", 1))
         for loads in (0, 4, 8, 16, 32, 64, 128):
             for mode in ("blocks", "fold"):
-                pts.append({"probe": "runarrays", "pieces": 2, "mode": mode, "threads": 256,
-                            "folds": 4, "loads": loads, "via": "dram", "stores": 1,
-                            "apart": True})
+                pts.append(runarrays_point(mode, 4, loads, "dram", 1))
         return pts
     if which == "runspin":
         # Per spin, the two sources of a sector's pieces (4 stores per fold point, arrays apart,
         # 8 loads via L2 before each), and the control.
-        pts.append({"probe": "runarrays", "pieces": 2, "mode": "blocks", "threads": 256,
-                    "folds": 1, "loads": 0, "via": "l2", "stores": 4, "apart": True})
+        pts.append(runarrays_point("blocks", 1, 0, "l2", 4))
         for spin in (0, 1000, 4000, 16000):
             for mode in ("blocks", "fold"):
-                pts.append({"probe": "runarrays", "pieces": 2, "mode": mode, "threads": 256,
-                            "folds": 4, "loads": 8, "via": "l2", "stores": 4, "apart": True,
-                            "spin": spin})
+                pts.append(runarrays_point(mode, 4, 8, "l2", 4, spin=spin))
         return pts
     if which == "runmisses":
         # Per store count, the control, then the two sources of a sector's pieces with their
         # loads through L2 and from DRAM.
         for stores in (1, 4, 19):
-            pts.append({"probe": "runarrays", "pieces": 2, "mode": "blocks", "threads": 256,
-                        "folds": 1, "loads": 0, "via": "l2", "stores": stores, "apart": True})
+            pts.append(runarrays_point("blocks", 1, 0, "l2", stores))
             for via in ("l2", "dram"):
                 for mode in ("blocks", "fold"):
-                    pts.append({"probe": "runarrays", "pieces": 2, "mode": mode,
-                                "threads": 256, "folds": 4, "loads": 8, "via": via,
-                                "stores": stores, "apart": True})
+                    pts.append(runarrays_point(mode, 4, 8, via, stores))
         return pts
     if which == "wcapacity":
         for w in (0.5, 1.0):
@@ -1316,7 +1315,7 @@ def launch(plan_path):
         elif kind == "runarrays":
             # `runs` with S stores per fold point into S arrays of `per` sectors (every word of
             # the S arrays must end up 3).
-            per, blocks = runarrays_shape(pt)
+            per, blocks = RUNARRAYS_SECTORS, runarrays_blocks(pt)
             dst = rec[:pt["stores"] * per * 8]
             dst.fill(0.0)
             # Loads via L2: an 8 MiB source; from DRAM: all of `big`, each load far past the last.
@@ -1467,7 +1466,7 @@ def measure(out_path, which):
             pt["units"], pt["unit_bytes"] = pt.get("sectors", SECTORS), 32
         elif pt["probe"] == "runarrays":
             # Per sector written.
-            pt["units"], pt["unit_bytes"] = pt["stores"] * runarrays_shape(pt)[0], 32
+            pt["units"], pt["unit_bytes"] = pt["stores"] * RUNARRAYS_SECTORS, 32
         elif pt["probe"] == "paced":
             pt["units"], pt["unit_bytes"] = PACED_CELLS, 4 * Q
         elif pt["probe"] == "window3":

@@ -16,6 +16,7 @@ stored sector, and the DRAM write beyond the stored sectors per stored sector, m
 estimated (the early write-backs), sorted by the count.
 """
 import json
+import math
 import re
 import sys
 from pathlib import Path
@@ -48,10 +49,7 @@ def rows(d):
             if not got or got[0] == 0 or not ms:
                 continue
             pairs, sectors, count = got
-            lups = 1
-            for n in c["block"] + c["fold"]:
-                lups *= n
-            stored = sectors * 32 / lups
+            stored = sectors * 32 / math.prod(c["block"] + c["fold"])
             out.append((count, f"{d.name}/{name}", "×".join(map(str, c["block"])),
                         "×".join(map(str, c["fold"])), r["blocks_per_sm"], pairs / sectors,
                         ms / stored - 1, r["estimate"]["dram_store"] / stored - 1))
