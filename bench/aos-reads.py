@@ -86,8 +86,8 @@ import re
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from benchlib import (emit_cuda, lbm_aos_reference, profile_twins, provenance,  # noqa: E402
-                      set_carveout)
+from benchlib import (FLOAT_OPTIONS, emit_cuda, lbm_aos_reference,  # noqa: E402
+                      profile_twins, provenance, set_carveout)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 KERNEL = os.path.join(HERE, "counters", "d3q19_srt_pull_aos.toml")
@@ -128,7 +128,6 @@ LAYOUTS.update({f"bps{n}": (19, per_block_share(n)) for n in BPS})
 FENCE_PLAN = [((64, 8, 1), (2, 2, 4)), ((16, 8, 4), (2, 2, 4)), ((8, 8, 8), (4, 2, 2)),
               ((128, 2, 2), (2, 2, 4)), ((32, 8, 4), (2, 2, 1)), ((16, 64, 1), (2, 2, 1)),
               ((64, 16, 1), (1, 1, 1)), ((8, 8, 16), (1, 1, 2))]
-FLOAT_OPTIONS = ("--ftz=true", "--prec-div=false", "--prec-sqrt=false")
 # The set `occstore`: tiles at fewer blocks per SM than they run at, with the L1 the same in
 # every launch (carve-out 28 %: a 64 KiB shared-memory configuration, a 192 KiB L1) and the timed
 # kernel's float options; each tile as emitted (`orig`, the default carve-out), at its own

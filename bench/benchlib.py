@@ -37,17 +37,24 @@ WARP_IDS = """    const unsigned ss_lin = threadIdx.x + blockDim.x * (threadIdx.
 """
 
 
-def stamp_fold_points(src, clock):
+def stamp_fold_points(src, clock, ready=False):
     """The generated CUDA source with a record per warp, written by lane 0 into an extra last
     argument `ss_ts`: the SM, then the clock register `clock` (`clock64` or `globaltimer`) at
-    the start of every fold point and at the end; `(source, the fold points' (i, j, k) in their
-    order)`."""
+    the start of every fold point and at the end, and with `ready` then at every fold point's
+    first store to the output (its loads' values are back: the stored value needs them); `(source,
+    the fold points' (i, j, k) in their order)`."""
     lines = src.split("\n")
     out = []
     points = []
     sig = None
     pending = False
+    nf_all = len(re.findall(r"^\s*// fold point \(i, j, k\)", src, re.M))
+    dst = re.search(r"^// (\w+): output ", src, re.M).group(1) if ready else None
+    first_store = False
     for line in lines:
+        if dst and first_store and re.match(rf"\s*{dst}\[.*\] =", line):
+            out.append(f"    SS_STAMP({nf_all + 1 + len(points)});")
+            first_store = False
         if line.startswith('extern "C" __global__'):
             sig = len(out)
             line = line.rstrip()
@@ -57,6 +64,7 @@ def stamp_fold_points(src, clock):
         if m:
             points.append(tuple(int(g) for g in m.groups()))
             pending = True
+            first_store = True
         elif pending and line.endswith("{"):
             # Before the fold point's block (plain or guarded), so that every warp stamps it;
             # after the declarations of the values it keeps in registers.
@@ -68,9 +76,11 @@ def stamp_fold_points(src, clock):
     # The kernel body ends with the last line "}"; the end stamp goes before it.
     end = max(i for i, l in enumerate(out) if l == "}")
     out.insert(end, f"    SS_STAMP({nf + 1});")
-    # Per warp record: SM, then the clock at each fold point's start and at the end.
+    # Per warp record: SM, then the clock at each fold point's start and at the end (and at
+    # each fold point's first store).
+    width = nf + 2 + (nf if ready else 0)
     prologue = f"""
-{WARP_IDS}    unsigned long long* ss_rec = ss_ts + (ss_blk * ss_wpb + ss_lin / 32) * {nf + 2};
+{WARP_IDS}    unsigned long long* ss_rec = ss_ts + (ss_blk * ss_wpb + ss_lin / 32) * {width};
     if (ss_lin % 32 == 0) {{ unsigned smid; asm volatile("mov.u32 %0, %%smid;" : "=r"(smid)); ss_rec[0] = smid; }}
 #define SS_STAMP(k) do {{ unsigned long long t_; asm volatile("mov.u64 %0, %%{clock};" : "=l"(t_) :: "memory"); if (ss_lin % 32 == 0) ss_rec[k] = t_; }} while (0)"""
     body = out.index("{", sig)
@@ -156,6 +166,45 @@ def lbm_aos_reference(cp, u, src, slab):
     return cp.stack([env["OUT"][c] for c in range(u.shape[3])])
 
 
+# NVRTC's float options of `run --backend cuda` (`src/runtime/cuda.rs`, NVRTC_FLOAT_OPTIONS),
+# with which the D3Q19 twins of the counter sweeps ran.
+FLOAT_OPTIONS = ("--ftz=true", "--prec-div=false", "--prec-sqrt=false")
+
+
+def lbm_aos_fields(cp, ext, comps):
+    """Input `(z, y, x, component)` of an array-of-structures LBM twin of input extent `ext`
+    (x, y, z) with `comps` components per cell, populations near 1/`comps` each (density near
+    1), reproducible; and a zero output of the same size, flat."""
+    rng = cp.random.default_rng(1)
+    u = (0.04 + 0.02 * rng.random((ext[2], ext[1], ext[0], comps), dtype=cp.float64)).astype(
+        cp.float32)
+    return u, cp.zeros(u.size, dtype=cp.float32)
+
+
+def check_lbm_aos(cp, u, v, src, ext, what):
+    """The largest error of an array-of-structures LBM twin's output `v` on `LBM_SLAB` planes of
+    interior cells, relative to the formula in its source evaluated in float64; `u` is `(z, y,
+    x, component)` with one ghost layer; exits with a message naming `what` above 1e-5."""
+    comps = u.shape[3]
+    ref = lbm_aos_reference(cp, u, src, LBM_SLAB)
+    out = v.reshape(ext[2], ext[1], ext[0], comps)
+    got = cp.moveaxis(out[1:1 + LBM_SLAB, 1:-1, 1:-1, :], 3, 0)
+    err = float(cp.max(cp.abs(got - ref)) / cp.max(cp.abs(ref)))
+    if not err <= 1e-5:
+        sys.exit(f"{what}: result differs from the reference ({err:.2e})")
+    return err
+
+
+def lbm_layout(src):
+    """`(components, aos)` of an LBM twin (`components` 1 for a stencil): whether its input
+    keeps a cell's components next to each other (array of structures)."""
+    m = re.search(r"^// fld_\w+: input .* x (\d+) components, strides \[(\d+),", src, re.M)
+    if not m:
+        return 1, False
+    comps = int(m.group(1))
+    return comps, comps > 1 and int(m.group(2)) == comps
+
+
 def check_lbm_soa(cp, u, v, src, what):
     """The largest error of a structure-of-arrays LBM twin's output `v` on `LBM_SLAB` planes of
     interior cells, relative to the formula in its source evaluated in float64; exits with a
@@ -188,15 +237,16 @@ def set_carveout(kern, percent):
     cp.cuda.driver.funcSetAttribute(fn.ptr, attr, percent)
 
 
-def stamped_run(cp, binary, kernel, dtype, domain, config):
+def stamped_run(cp, binary, kernel, dtype, domain, config, options=(), ready=False):
     """Emits the CUDA twin of `config` (`bx,by,bz/fx,fy,fz`, then optionally `/l1` or `/l2` for
     one of the [`LOAD_PERIODS`] variants and `/cN` for a carve-out of N %; a stencil, or an LBM
-    kernel in structure-of-arrays layout), checks its output against the reference (exits where
-    it differs) and runs it again with every warp stamping `%globaltimer` at its fold points (see
-    [`stamp_fold_points`]); a dict of `block`, `fold`, `variant` (`orig` where none), `carveout`
-    (None where not set), `src` (the unstamped source), `grid`, `points` (the fold points in
-    order), `wpb` (warps per block), `records` (one row per warp: SM, the stamps, the end; a
-    NumPy array), `kernel` (the stamped one) and `max_rel_error`."""
+    kernel in either layout), compiled with NVRTC `options`, checks its output against the
+    reference (exits where it differs) and runs it again with every warp stamping `%globaltimer`
+    at its fold points (and with `ready` at their first stores; see [`stamp_fold_points`]); a
+    dict of `block`, `fold`, `variant` (`orig`
+    where none), `carveout` (None where not set), `src` (the unstamped source), `grid`, `points`
+    (the fold points in order), `wpb` (warps per block), `records` (one row per warp: SM, the
+    stamps, the end; a NumPy array), `kernel` (the stamped one) and `max_rel_error`."""
     parts = config.split("/")
     block = [int(x) for x in parts[0].split(",")]
     fold = [int(x) for x in parts[1].split(",")]
@@ -204,18 +254,21 @@ def stamped_run(cp, binary, kernel, dtype, domain, config):
     which = next((p for p in parts[2:] if p in LOAD_PERIODS), "orig")
     src, grid, ext, name = emit_cuda(binary, kernel, block, fold, dtype, domain)
     # An LBM twin's input has a component per population; a stencil's one.
-    lbm = int(re.search(r"^// fld_\w+: input .* x (\d+) components", src, re.M).group(1)) > 1
+    comps, aos = lbm_layout(src)
+    lbm = comps > 1
     if lbm and which != "orig":
         sys.exit("the load variants are for stencils")
     if which != "orig":
         src = redirect_loads(src, LOAD_PERIODS[which])
-    isrc, points = stamp_fold_points(src, "globaltimer")
+    isrc, points = stamp_fold_points(src, "globaltimer", ready)
     nf = len(points)
-    kern = cp.RawKernel(isrc, name)
+    kern = cp.RawKernel(isrc, name, options=tuple(options))
     if carveout is not None:
         kern.compile()
         set_carveout(kern, carveout)
-    if lbm:
+    if aos:
+        u, v = lbm_aos_fields(cp, ext, comps)
+    elif lbm:
         u, v = lbm_soa_fields(cp, src)
     elif which != "orig":
         u = periodic_input(cp, ext, dtype, LOAD_PERIODS[which])
@@ -224,16 +277,22 @@ def stamped_run(cp, binary, kernel, dtype, domain, config):
         u, v = twin_fields(cp, ext, dtype)
     wpb = (block[0] * block[1] * block[2] + 31) // 32
     nb = grid[0] * grid[1] * grid[2]
-    rec = cp.zeros(nb * wpb * (nf + 2), dtype=cp.uint64)
+    width = nf + 2 + (nf if ready else 0)
+    rec = cp.zeros(nb * wpb * width, dtype=cp.uint64)
     kern(tuple(grid), tuple(block), (u, v, rec))  # warm-up, and the checked result
     what = f"{block} fold {fold}"
-    err = check_lbm_soa(cp, u, v, src, what) if lbm else check_twin(cp, u, v, src, dtype, what)
+    if aos:
+        err = check_lbm_aos(cp, u, v, src, ext, what)
+    elif lbm:
+        err = check_lbm_soa(cp, u, v, src, what)
+    else:
+        err = check_twin(cp, u, v, src, dtype, what)
     rec.fill(0)
     kern(tuple(grid), tuple(block), (u, v, rec))
     cp.cuda.runtime.deviceSynchronize()
     return {"block": block, "fold": fold, "variant": which, "carveout": carveout, "src": src,
             "grid": grid, "points": points, "wpb": wpb,
-            "records": cp.asnumpy(rec).reshape(nb * wpb, nf + 2), "kernel": kern,
+            "records": cp.asnumpy(rec).reshape(nb * wpb, width), "kernel": kern,
             "max_rel_error": err}
 
 

@@ -79,9 +79,14 @@ CLASSES = {
                 "reuses between 25 and 50 MiB; the distances take l2_reuse_distance_scale, "
                 "fitted where kernels lose reuses earlier than the reread probe, which some "
                 "keep longer: x-folded tiles 2 threads wide re-fetching lines from L1, "
-                "star3d_r4 2x1x32 fold 4x1x1 at 32 blocks per SM +115 %)",
-                "l2-traffic/capacity, l2-traffic/wcapacity, l2-traffic/sibling, link-gaps/; "
-                "the -step experiment files"),
+                "star3d_r4 2x1x32 fold 4x1x1 at 32 blocks per SM +115 %; D3Q19 AoS tiles two "
+                "cells deep folded along z, +40-60 %: at several blocks per SM a block waits "
+                "most of its run for its first loads and runs the later fold points in a short "
+                "stretch, so a fold point's lines are read again by the next after about a third "
+                "of the lockstep's traffic; the tiles of many fold points, as short, lose their "
+                "reuses all the same, with their stores)",
+                "l2-traffic/capacity, l2-traffic/wcapacity, l2-traffic/sibling, link-gaps/, "
+                "h200 fold-gaps/; the -step experiment files"),
     "order-aos": ("L2 load", "scheduling order: AoS warps are interleaved by the full L1 load "
                   "queue (lg_throttle), between the lockstep and warp-burst orders; the first "
                   "fold point's burst is modelled (l1_interleave, and l1_interleave_one_block "

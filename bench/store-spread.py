@@ -28,15 +28,13 @@ import re
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from benchlib import WARP_IDS, emit_cuda, lbm_aos_reference, provenance  # noqa: E402
+from benchlib import (FLOAT_OPTIONS, WARP_IDS, check_lbm_aos, emit_cuda,  # noqa: E402
+                      lbm_aos_fields, provenance)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 KERNEL = os.path.join(HERE, "counters", "d3q19_srt_pull_aos.toml")
 DOMAIN = "256,256,256"
 COMPONENTS = 19
-# `run --backend cuda`'s float options (`src/runtime/cuda.rs`, NVRTC_FLOAT_OPTIONS).
-FLOAT_OPTIONS = ("--ftz=true", "--prec-div=false", "--prec-sqrt=false")
-SLAB = 8  # planes of interior cells each twin's output is checked on
 EDGE = 256  # the copy's domain, as l2-traffic.py's
 
 # The per-warp record: SM, clock64 when the first output is ready, clock64 after the last store.
@@ -103,17 +101,6 @@ def stamp_twin(src):
     return "\n".join(out)
 
 
-def check_twin_aos(cp, u, v, src, ext, what):
-    """Exits where the twin's output differs from the formula in its source (float64, `SLAB`
-    planes) by more than 1e-5 relative; `u` is (z, y, x, component) with one ghost layer."""
-    ref = lbm_aos_reference(cp, u, src, SLAB)
-    out = v.reshape(ext[2], ext[1], ext[0], COMPONENTS)
-    got = cp.moveaxis(out[1:1 + SLAB, 1:-1, 1:-1, :], 3, 0)
-    err = float(cp.max(cp.abs(got - ref)) / cp.max(cp.abs(ref)))
-    if not err <= 1e-5:
-        sys.exit(f"{what}: result differs from the reference ({err:.2e})")
-    return err
-
 
 def spread(rec, wpb):
     """What the stamps say: per SM the warps storing at once, per block the same among its warps
@@ -176,17 +163,13 @@ def run_one(cp, binary, config):
     elif kind == "twin":
         src, grid, ext, name = emit_cuda(binary, KERNEL, block, [1, 1, 1], "f32", DOMAIN)
         kern = cp.RawKernel(stamp_twin(src), name, options=FLOAT_OPTIONS if fopt else ())
-        rng = cp.random.default_rng(1)
-        # Populations near 1/19 each, so that rho is near 1.
-        u = (0.04 + 0.02 * rng.random((ext[2], ext[1], ext[0], COMPONENTS),
-                                      dtype=cp.float64)).astype(cp.float32)
-        v = cp.zeros(u.size, dtype=cp.float32)
+        u, v = lbm_aos_fields(cp, ext, COMPONENTS)
         nb = grid[0] * grid[1] * grid[2]
         rec = cp.zeros(nb * wpb * 3, dtype=cp.uint64)
         args = (u, v, rec)
         kern(tuple(grid), tuple(block), args)
         cp.cuda.runtime.deviceSynchronize()
-        err = check_twin_aos(cp, u, v, src, ext, f"{block}{' fopt' if fopt else ''}")
+        err = check_lbm_aos(cp, u, v, src, ext, f"{block}{' fopt' if fopt else ''}")
     else:
         sys.exit(f"unknown configuration {config}")
     # The measured launch, after the checked one.
