@@ -9,7 +9,9 @@ pieces to the last, and those pieces come from neighbouring blocks (or from one 
 points), whose timing the visitor's lockstep waves set equal. This measures it: it emits the CUDA
 twin of each configuration, records per warp (lane 0) `%globaltimer` at the start of every fold
 point and at the end (`benchlib.stamp_fold_points`), checks the output against the CuPy
-reference, and takes each store to land when its warp starts the next fold point (or ends). From
+reference, and takes each store to land when its warp starts the next fold point (or ends); an
+array-of-structures LBM twin's thread stores its record at once, so only the record's first and
+last sector can be shared with the records beside it. From
 the generated index expressions it finds every output element's sector, and per sector the time
 of its first and last piece (a sector one store completes is never partly written). It reports:
 
@@ -41,7 +43,7 @@ import re
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from benchlib import provenance, stamped_cli, stamped_run  # noqa: E402
+from benchlib import lbm_layout, provenance, stamped_cli, stamped_run  # noqa: E402
 
 SECTOR = 32
 LINE = 128
@@ -125,6 +127,8 @@ def sectors_of(src, block, fold, grid, wpb, nf, rec, esize):
     block_base = coef.get("bx", 0) * bx + coef.get("by", 0) * by + coef.get("bz", 0) * bz
     base = (block_base[:, None] + thread_base[None, :]).astype(np.int64)  # (nb, nthr)
     warp = lin // 32
+    if lbm_layout(src)[1]:
+        return record_sectors(base, offsets, t, warp, esize) + (fp_med, float(t.max()))
     stores = sorted((c // q, c, k) for k, cs in enumerate(offsets) for c in cs)
     firsts, lasts, sectors, written = [], [], [], 0
     for comp in sorted({s[0] for s in stores}):
@@ -145,6 +149,31 @@ def sectors_of(src, block, fold, grid, wpb, nf, rec, esize):
         written += len(starts)
     return (np.concatenate(firsts), np.concatenate(lasts), np.concatenate(sectors), written,
             fp_med, float(t.max()))
+
+
+def record_sectors(base, offsets, t, warp, esize):
+    """`sectors_of` for an array-of-structures output: a thread stores its record (the fold
+    point's stores, next to each other) all at once, so only a record's first and last sector
+    can be shared, with the records beside it; the sectors between are its own. Per split
+    sector the times of its first and last piece and the sector, and the sectors written."""
+    import numpy as np
+
+    secs, times, inner = [], [], 0
+    for k, cs in enumerate(offsets):
+        lo = ((base + min(cs)) * esize // SECTOR).ravel()
+        hi = ((base + max(cs)) * esize + esize - 1) // SECTOR
+        hi = hi.ravel()
+        tk = t[:, warp, k + 1].ravel()
+        secs += [lo, hi]
+        times += [tk, tk]
+        inner += int(np.maximum(hi - lo - 1, 0).sum())
+    sec = np.concatenate(secs)
+    tim = np.concatenate(times)
+    order = np.argsort(sec, kind="stable")
+    sec, tim = sec[order], tim[order]
+    starts, first, last = spans(sec, tim, tim)
+    split = last > first
+    return first[split], last[split], sec[starts][split], len(starts) + inner
 
 
 def component_stride(src):
