@@ -137,16 +137,11 @@ def sectors_of(src, block, fold, grid, wpb, nf, rec, esize):
             secs.append(((base + c) * esize // SECTOR).ravel())
             # The fold point's stores land when its warp starts the next one (or ends).
             times.append(t[:, warp, k + 1].ravel())
-        sec = np.concatenate(secs)
-        tim = np.concatenate(times)
-        order = np.argsort(sec, kind="stable")
-        sec, tim = sec[order], tim[order]
-        starts, first, last = spans(sec, tim, tim)
-        split = last > first
-        firsts.append(first[split])
-        lasts.append(last[split])
-        sectors.append(sec[starts][split])
-        written += len(starts)
+        first, last, sector, n = split_sectors(secs, times)
+        firsts.append(first)
+        lasts.append(last)
+        sectors.append(sector)
+        written += n
     return (np.concatenate(firsts), np.concatenate(lasts), np.concatenate(sectors), written,
             fp_med, float(t.max()))
 
@@ -167,13 +162,22 @@ def record_sectors(base, offsets, t, warp, esize):
         secs += [lo, hi]
         times += [tk, tk]
         inner += int(np.maximum(hi - lo - 1, 0).sum())
+    first, last, sector, n = split_sectors(secs, times)
+    return first, last, sector, n + inner
+
+
+def split_sectors(secs, times):
+    """Of the stores' sectors and times (lists of arrays), per sector written in pieces at
+    different times the times of its first and last piece and the sector; and the sectors."""
+    import numpy as np
+
     sec = np.concatenate(secs)
     tim = np.concatenate(times)
     order = np.argsort(sec, kind="stable")
     sec, tim = sec[order], tim[order]
     starts, first, last = spans(sec, tim, tim)
     split = last > first
-    return first[split], last[split], sec[starts][split], len(starts) + inner
+    return first[split], last[split], sec[starts][split], len(starts)
 
 
 def component_stride(src):
