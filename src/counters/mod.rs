@@ -349,6 +349,11 @@ pub struct ConfigRecord {
     /// its accesses; `None` where it did not.
     #[serde(default)]
     pub stores_back_to_back: Option<f64>,
+    /// How much of a fold point's compiled instructions its stores span
+    /// (`MemoryProgram::store_span_share`), where the compiled order gave the places; `None`
+    /// where it did not.
+    #[serde(default)]
+    pub store_span_share: Option<f64>,
     /// Kernel duration under the profiler, seconds.
     pub duration_s: Option<f64>,
     /// The footprint visitor's volumes.
@@ -705,6 +710,7 @@ pub fn compare(
             local_bytes: None,
             stack_accesses: prog.local.len(),
             stores_back_to_back: prog.stores_back_to_back,
+            store_span_share: prog.store_span_share,
             duration_s: l.metrics.get(ncu::DURATION).copied(),
             estimate,
             measured,

@@ -2075,7 +2075,9 @@ impl BlockScratch {
 /// The share of the sectors a block completes in several stores that L2 writes back before they
 /// are complete: the machine's share for the block's warps (`CacheParams::partial_store_loss`),
 /// or, where the compiled code stores into two fold points' records at once, the share for all
-/// the SM's resident warps (`partial_store_loss_sm`). Measured on the H100 (`bench/aos-reads.py`
+/// the SM's resident warps (`partial_store_loss_sm`); where its stores span most of each fold
+/// point (a record partly written throughout, [`RECORDS_OPEN_SPAN`]) that share also beyond the
+/// measured warps (`partial_store_loss_sm_open`). Measured on the H100 (`bench/aos-reads.py`
 /// set `fence`): folded D3Q19 AoS tiles whose compiled code interleaves fold points' stores lose
 /// 0.79-0.90 of their record sectors at 16 warps per block, 0.24 (the share for 16 warps) with a
 /// fence between fold points; a thread's records then stay partly written across its fold points
@@ -2092,6 +2094,12 @@ impl BlockScratch {
 /// lose 0.02 and 0.05, the same code spread at 32 registers 0.08 and 0.2 (`bench/aos-reads.py`,
 /// set `options`).
 pub(crate) fn partial_store_share(prog: &MemoryProgram, p: &CacheParams) -> f64 {
+    if prog
+        .store_span_share
+        .is_some_and(|s| s >= RECORDS_OPEN_SPAN)
+    {
+        return p.partial_store_loss.max(p.partial_store_loss_sm_open);
+    }
     if stores_interleaved(prog) {
         return p.partial_store_loss.max(p.partial_store_loss_sm);
     }
@@ -2106,6 +2114,17 @@ pub(crate) fn partial_store_share(prog: &MemoryProgram, p: &CacheParams) -> f64 
         _ => spread,
     }
 }
+
+/// The share of a fold point's compiled instructions its stores span (see
+/// [`MemoryProgram::store_span_share`]) from which a thread keeps a record partly written
+/// throughout its run, so that all the SM's resident warps hold one at once. In the counter
+/// sweeps' compiled D3Q19 AoS code the spans are 0.68 or less or 0.79 or more, none between;
+/// above 32 warps per SM the tiles of the second group lose 0.64-0.94 of their record sectors,
+/// as the SM's share says, not the block's 0.10-0.31 (one, 4x2x8 fold 2x1x4 at 36 warps, loses
+/// 0.49); and the record copy whose stores wait on FMA chains in a loop loses 0.49-0.56 at
+/// blocks of 4 warps filling the SM (`bench/l2-traffic.py` set `storegap`). See
+/// bench/results/h100/counters/README.md, "Records partly written throughout a fold point".
+const RECORDS_OPEN_SPAN: f64 = 0.75;
 
 /// Whether the compiled order has a thread store into two fold points' records at once (a fold
 /// point's stores begun before an earlier one's are done).

@@ -251,6 +251,12 @@ pub struct CacheParams {
     /// stay partly written across its fold points; 0: none, or more warps than measured).
     #[serde(default)]
     pub partial_store_loss_sm: f64,
+    /// The share for all the SM's resident warps without the limit of measured warps (beyond the
+    /// table's largest warps, that one's): what the visitor takes where a thread's stores span
+    /// most of its fold point, so that every warp keeps a record partly written throughout (0:
+    /// none).
+    #[serde(default)]
+    pub partial_store_loss_sm_open: f64,
     /// The block's share where its stores wait for all its loads (a kernel whose every store
     /// needs every load; see `MachineModel::partial_store_loss_after_loads`); `None` where not
     /// measured (`partial_store_loss` stands).
@@ -310,6 +316,7 @@ impl CacheParams {
             warp_size: machine.warp_size,
             partial_store_loss: machine.partial_store_share(warps),
             partial_store_loss_sm: machine.partial_store_share_sm(warps * blocks_per_sm),
+            partial_store_loss_sm_open: machine.partial_store_share(warps * blocks_per_sm),
             partial_store_loss_after_loads: machine.partial_store_share_after_loads(warps),
             partial_store_loss_back_to_back: machine.partial_store_share_back_to_back(warps),
             l1_queue: machine.l1_queue_instructions as f64,
@@ -348,6 +355,10 @@ impl CacheParams {
         for (name, v) in [
             ("partial_store_loss", self.partial_store_loss),
             ("partial_store_loss_sm", self.partial_store_loss_sm),
+            (
+                "partial_store_loss_sm_open",
+                self.partial_store_loss_sm_open,
+            ),
             (
                 "partial_store_loss_after_loads",
                 self.partial_store_loss_after_loads.unwrap_or(0.0),

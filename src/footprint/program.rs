@@ -90,6 +90,12 @@ pub struct MemoryProgram {
     /// issues back to back, as consecutive instructions (see
     /// [`MemoryProgram::with_store_places`]); `None` where the places are not known.
     pub stores_back_to_back: Option<f64>,
+    /// How much of a fold point's compiled instructions its stores span, on average over the
+    /// fold points that store several words: first to last store place over the instructions per
+    /// fold point (the places' whole range over the fold points), from
+    /// [`MemoryProgram::with_store_places`]; `None` where the places are not known. Near 1 a
+    /// thread keeps a record partly written throughout its run.
+    pub store_span_share: Option<f64>,
 }
 
 impl MemoryProgram {
@@ -189,6 +195,7 @@ impl MemoryProgram {
             local: Vec::new(),
             stores_need_every_load: kernel.stores_need_every_load(),
             stores_back_to_back: None,
+            store_span_share: None,
         })
     }
 
@@ -238,6 +245,7 @@ impl MemoryProgram {
         // Stack accesses and store places belong to the order this one replaces.
         self.local.clear();
         self.stores_back_to_back = None;
+        self.store_span_share = None;
         Ok(self)
     }
 
@@ -277,6 +285,13 @@ impl MemoryProgram {
                 (last - first) as f64 <= BACK_TO_BACK_GAP * (n - 1) as f64
             })
             .count();
+        let per_point = (places[places.len() - 1] - places[0] + 1) as f64
+            / self.config.points_per_thread() as f64;
+        self.store_span_share = (!several.is_empty()).then(|| {
+            several.iter().map(|s| (s.1 - s.0) as f64).sum::<f64>()
+                / several.len() as f64
+                / per_point
+        });
         self.stores_back_to_back = Some(if several.is_empty() {
             0.0
         } else {

@@ -24,6 +24,7 @@ fn big() -> CacheParams {
         warp_size: 32,
         partial_store_loss: 0.0,
         partial_store_loss_sm: 0.0,
+        partial_store_loss_sm_open: 0.0,
         partial_store_loss_after_loads: None,
         partial_store_loss_back_to_back: None,
         l1_queue: 0.0,
@@ -402,45 +403,57 @@ fn records_whose_stores_need_every_load_take_the_share_after_loads() {
     assert!(close(v.dram_store, 76.0 + 38.0), "{v:?}");
 }
 
+/// Records of 19 words stored word by word at two fold points (a 32×2×1 block folded 1×1×2), as
+/// emitted, and its issued sequence (a compiled order for it).
+fn records_in_issued_order() -> (MemoryProgram, Vec<(usize, usize)>) {
+    let (d, c) = (
+        Domain::new3(64, 8, 4),
+        LaunchConfig::new([32, 2, 1], [1, 1, 2]),
+    );
+    let k = records_stored_word_by_word(Layout::Zyxf);
+    let prog = MemoryProgram::new(&k, &d, &c).unwrap();
+    let order = prog.issued_sequence().collect();
+    (prog, order)
+}
+
+/// Places in the SASS for `order`: each fold point's load and its arithmetic 200 instructions
+/// (D3Q19's loads and collision take about 170), then its stores `gap(fold point)` apart.
+fn store_places(
+    prog: &MemoryProgram,
+    order: &[(usize, usize)],
+    gap: impl Fn(usize) -> usize,
+) -> Vec<usize> {
+    let mut at = 0;
+    order
+        .iter()
+        .map(|&(f, i)| {
+            at += if prog.instructions[i].kind == AccessKind::Store {
+                gap(f)
+            } else {
+                200
+            };
+            at
+        })
+        .collect()
+}
+
 #[test]
 fn records_stored_back_to_back_take_the_share_measured_so() {
     // Measured on the H100 (`bench/l2-traffic.py`, set `storegap`): the record copy whose 19
     // stores are consecutive instructions loses 0.107 of its record sectors at 16 warps, with
     // one FMA between stores twice that; the D3Q19 AoS twins with the float options store so.
-    let (d, c) = (
-        Domain::new3(64, 8, 4),
-        LaunchConfig::new([32, 2, 1], [1, 1, 2]),
-    );
     let p = CacheParams {
         partial_store_loss: 0.5,
         partial_store_loss_after_loads: Some(0.2),
         partial_store_loss_back_to_back: Some(0.05),
         ..big()
     };
-    let k = records_stored_word_by_word(Layout::Zyxf);
-    let prog = MemoryProgram::new(&k, &d, &c).unwrap();
-    let order: Vec<(usize, usize)> = prog.issued_sequence().collect();
+    let (prog, order) = records_in_issued_order();
     let ordered = prog.clone().with_compiled_order(order.clone()).unwrap();
-    let is_store = |i: usize| prog.instructions[i].kind == AccessKind::Store;
-    // Places in the SASS: a load, then each fold point's 19 stores `gap` instructions apart
-    // (the second fold point's `second` apart).
-    let places = |gap: usize, second: usize| -> Vec<usize> {
-        let mut at = 0;
-        order
-            .iter()
-            .map(|&(f, i)| {
-                at += if is_store(i) {
-                    if f == 0 {
-                        gap
-                    } else {
-                        second
-                    }
-                } else {
-                    10
-                };
-                at
-            })
-            .collect()
+    // The first fold point's stores `gap` apart, the second's `second`: a small part of the
+    // fold point either way.
+    let places = |gap: usize, second: usize| {
+        store_places(&prog, &order, |f| if f == 0 { gap } else { second })
     };
     let est = |prog: &MemoryProgram| Estimator::default().estimate_program(prog, &p).unwrap();
     let back_to_back = ordered.clone().with_store_places(&places(1, 1)).unwrap();
@@ -479,6 +492,57 @@ fn records_stored_back_to_back_take_the_share_measured_so() {
     let mut falling = places(1, 1);
     falling.swap(3, 4);
     assert!(e(ordered.with_store_places(&falling)).contains("entry 5 lies at"));
+}
+
+#[test]
+fn records_open_throughout_a_fold_point_take_the_sm_share_beyond_the_measured_warps() {
+    // The AoS sweeps' compiled code: where a fold point's stores span most of its instructions a
+    // thread keeps a record partly written all the time, and above 32 warps per SM such tiles
+    // lose 0.64-0.94 of their record sectors (the SM's share at the table's largest warps), not
+    // the block's 0.10-0.31; spans of half a fold point or less keep the block's share.
+    let p = CacheParams {
+        partial_store_loss: 0.1,
+        partial_store_loss_sm: 0.0,
+        partial_store_loss_sm_open: 0.6,
+        partial_store_loss_after_loads: Some(0.1),
+        partial_store_loss_back_to_back: Some(0.05),
+        ..big()
+    };
+    let (prog, order) = records_in_issued_order();
+    let ordered = prog.clone().with_compiled_order(order.clone()).unwrap();
+    // The stores `gap` apart span 18 gap of about 200 + 19 gap places per fold point (the
+    // places' range, from the first load, leaves out one fold point's 200).
+    let placed = |gap: usize| {
+        ordered
+            .clone()
+            .with_store_places(&store_places(&prog, &order, |_| gap))
+            .unwrap()
+    };
+    let share = |gap: usize| placed(gap).store_span_share.unwrap();
+    assert!((share(2) - 36.0 / 138.5).abs() < 1e-9, "{}", share(2));
+    assert!((share(40) - 720.0 / 860.5).abs() < 1e-9, "{}", share(40));
+    let store = |gap: usize| {
+        Estimator::default()
+            .estimate_program(&placed(gap), &p)
+            .unwrap()
+            .dram_store
+    };
+    assert!(close(store(2), 76.0 + 0.1 * 76.0), "{}", store(2));
+    assert!(close(store(40), 76.0 + 0.6 * 76.0), "{}", store(40));
+    // The machine's table ends at 32 warps: the SM's share stops there for interleaved stores
+    // and stays for records open throughout.
+    let m = crate::spec::load_machine("h100-sxm").unwrap();
+    let at6 = CacheParams::from_machine(&m, 256, 6);
+    assert_eq!(at6.partial_store_loss_sm, 0.0);
+    assert_eq!(at6.partial_store_loss_sm_open, m.partial_store_share(32));
+    // A new compiled order forgets the span with the places.
+    assert_eq!(
+        placed(40)
+            .with_compiled_order(order)
+            .unwrap()
+            .store_span_share,
+        None
+    );
 }
 
 #[test]

@@ -334,6 +334,8 @@ impl MachineModel {
     /// sectors, at 28-36 warps 0.35-0.88 (`bench/aos-store-share.py`). Those at 40-48 are all
     /// 40-48-register kernels, and one keeps its low loss at 32 and 16 warps too (`aos-reads.py`
     /// set `occstore`): the cap is what the evidence allows, not the occupancy's own effect.
+    /// Threads whose stores span most of each fold point keep the SM's share beyond it
+    /// ([`MachineModel::partial_store_share`] at the SM's warps, the table's last beyond it).
     pub fn partial_store_share_sm(&self, warps: usize) -> f64 {
         match self.partial_store_loss.last() {
             Some(&(most, _)) if warps <= most => self.partial_store_share(warps),

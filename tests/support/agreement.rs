@@ -210,6 +210,7 @@ pub fn params(l2_bytes: usize) -> CacheParams {
         // The measured early write-backs are a charge on top of either model, not compared.
         partial_store_loss: 0.0,
         partial_store_loss_sm: 0.0,
+        partial_store_loss_sm_open: 0.0,
         partial_store_loss_after_loads: None,
         partial_store_loss_back_to_back: None,
         // Lockstep, as the simulator's default order.
