@@ -590,13 +590,7 @@ fn records_stored_word_by_word_lose_a_share_of_their_sectors() {
 /// program as emitted (each fold point's stores together), and in a compiled order that takes the
 /// two fold points' stores turn about.
 fn records_of_two_fold_points() -> (MemoryProgram, MemoryProgram) {
-    let k = records_stored_word_by_word(Layout::Zyxf);
-    let (d, c) = (
-        Domain::new3(64, 8, 4),
-        LaunchConfig::new([32, 2, 1], [1, 1, 2]),
-    );
-    let emitted = MemoryProgram::new(&k, &d, &c).unwrap();
-    let mut turns: Vec<(usize, usize)> = emitted.issued_sequence().collect();
+    let (emitted, mut turns) = records_in_issued_order();
     turns.sort_by_key(|&(f, i)| (i, f));
     let together = emitted.clone().with_compiled_order(turns).unwrap();
     (emitted, together)
