@@ -24,7 +24,9 @@ usage:
       stores could not all be matched to the emitted ones go to stderr (a load's address is a
       base register plus an immediate offset; where the compiler keeps several bases, each is
       matched by the shift that maps its offsets onto emitted ones not taken yet, which fails
-      where bases are few loads each; of the 495 twins of the committed sweeps, one is left)
+      where bases are few loads each; of the 495 twins of the committed sweeps, one was left,
+      and seven twins of later sweeps were, before pure operations on the same values gave one
+      root: compiled-order/rematched/ in the H200's results)
   bench/compiled-order.py fit DIR
       per folded star3d_r4 f64 configuration at 256^3, the least-squares fit of a load's place
       in the compiled order against the loads of the fold points before its own (a) and its
@@ -82,9 +84,11 @@ def sass_memory(path):
     SoA arrays' strides) share one base and one shift. The 64-bit adds' high words (`.X`) are
     left alone: the low word carries the offset. Values are also followed through the stack
     (`STL` of a register, `LDL` back) and through `LOP3.LUT ... 0x3c` (XOR), with which the
-    compiler swaps an address pair's words; a value is then the XOR of its terms
-    (src/counters/sass.rs does the same)."""
-    out, value, stack, fresh = [], {}, {}, [0]
+    compiler swaps an address pair's words; a value is then the XOR of its terms; `IMAD.MOV.U32
+    Rd, RZ, RZ, Ra` is a move; and a pure operation on values seen before gives the root it gave
+    then (value numbering: ptxas computes an output pointer anew from the kernel parameter before
+    a fold point's stores) (src/counters/sass.rs does the same)."""
+    out, value, stack, fresh, numbered = [], {}, {}, [0], {}
 
     def new_root():
         fresh[0] += 1
@@ -107,7 +111,8 @@ def sass_memory(path):
         if not ins:
             continue
         at += 1
-        if ins.startswith("@"):
+        guarded = ins.startswith("@")
+        if guarded:
             ins = ins.split(None, 1)[1]
         op, _, rest = ins.partition(" ")
         args = [a.strip().replace(".reuse", "") for a in rest.split(",")]
@@ -146,12 +151,45 @@ def sass_memory(path):
                            if len(v) == 1 else new_root())
         elif op == "MOV" and len(regs) == 1 and len(srcs) == 1:
             value[dest] = val(regs[0])
+        elif op == "IMAD.MOV.U32" and len(regs) == 1 and args[1:3] == ["RZ", "RZ"]:
+            # A move by multiply-add: RZ * RZ + Ra.
+            value[dest] = val(regs[0])
         elif op == "LOP3.LUT" and len(regs) == 2 and len(srcs) == 3 and srcs[2] == "0x3c":
             x = tuple(sorted(set(val(regs[0])) ^ set(val(regs[1]))))
             value[dest] = x or new_root()
+        elif key := numbered_key(op, args[1:], val, guarded):
+            # The same pure operation on the same values again (ptxas recomputes an output
+            # pointer from the kernel parameter before each fold point's stores): the same root.
+            value[dest] = numbered.setdefault(key, new_root())
         else:
             value[dest] = new_root()
     return out
+
+
+# Operations whose result follows from their operands alone (src/counters/sass.rs: `PURE`).
+PURE = ("IMAD", "IMAD.WIDE", "IMAD.WIDE.U32", "IMAD.SHL.U32", "IMAD.IADD", "IMAD.MOV.U32",
+        "IMAD.HI.U32", "IADD3", "LEA", "LEA.HI", "SHF.L.U32", "SHF.R.U32.HI", "SHF.R.S32.HI",
+        "LOP3.LUT", "LDC", "LDC.64", "S2R", "VIADD", "IMNMX", "SEL")
+STEADY = ("SR_TID.X", "SR_TID.Y", "SR_TID.Z", "SR_CTAID.X", "SR_CTAID.Y", "SR_CTAID.Z")
+
+
+def numbered_key(op, srcs, val, guarded):
+    """The key of a pure operation's result (its opcode and its operands' values), or None where
+    an operand is not a value the matcher knows at this point (a predicate, a uniform register,
+    a special register that changes) or the instruction is guarded."""
+    if guarded or op not in PURE:
+        return None
+    parts = [op]
+    for a in srcs:
+        if re.fullmatch(r"R\d+", a):
+            parts.append(repr(val(a)))
+        elif a == "RZ" or re.fullmatch(r"-?0x[0-9a-f]+", a) or re.fullmatch(r"c\[0x[0-9a-f]+\]\[0x[0-9a-f]+\]", a):
+            parts.append(a)
+        elif a in STEADY:
+            parts.append(a)
+        else:
+            return None
+    return "|".join(parts)
 
 
 def base_deltas(items, table, es):

@@ -37,6 +37,7 @@ case "$GPU" in
 esac
 RES=$HERE/bench/results/$GPU/counters
 ORDERS=${ORDERS-$HERE/bench/results/h100/counters/compiled-order/orders.txt}
+REMATCHED=$HERE/bench/results/h200/counters/compiled-order/rematched/orders.txt
 # The H200's first sweeps ran the emitters of 18bdee4, which left the loads fold points share to
 # the compiler; their compiled order is that code's.
 EARLY_ORDERS=
@@ -65,7 +66,10 @@ run() {
   # The D3Q19 AoS sweeps take the same orders with each access's place among the SASS
   # instructions (compiled-order/places/): how far apart the stores go out.
   [ -z "${PLACES:-}" ] || [ -z "$orders" ] || orders=$PLACES
-  [ -z "$orders" ] || order_args=(--compiled-order "$orders")
+  # Then the orders of the twins whose SASS the matcher of 8fa5d38 could not match, read again
+  # with value numbering (compiled-order/rematched/ of the H200's results): for the
+  # configurations the sweep's own file lacks.
+  [ -z "$orders" ] || order_args=(--compiled-order "$orders" --compiled-order "$REMATCHED")
   (cd "$RES" && "$BIN" counters "$@" --machine "$machine" --domain "$domain" \
     --from-csv "$raw/$csv.csv.gz" --twin-info "$raw/$csv-twin.json" \
     --original "${ORIGINAL:-$raw/$csv-device-report.json}" --out "$OUT" --name "$name" \

@@ -331,6 +331,12 @@ fn saved_csv_of_a_real_run_is_analysed_again() {
 /// The emitted issue sequence of star3d_r4 f64 with `block` and `fold` on `domain`, reversed, as
 /// a line of a compiled-orders file.
 fn reversed_order_line(block: [usize; 3], fold: [usize; 3], domain: [usize; 3]) -> String {
+    order_line(block, fold, domain, true)
+}
+
+/// The line of a compiled-orders file giving star3d_r4 f64's emitted issue order for the
+/// configuration, reversed if `reversed`.
+fn order_line(block: [usize; 3], fold: [usize; 3], domain: [usize; 3], reversed: bool) -> String {
     use stencilscope::config::LaunchConfig;
     use stencilscope::counters::{CompiledOrder, CompiledOrders};
     use stencilscope::footprint::MemoryProgram;
@@ -343,7 +349,9 @@ fn reversed_order_line(block: [usize; 3], fold: [usize; 3], domain: [usize; 3]) 
     let c = LaunchConfig::new(block, fold);
     let prog = MemoryProgram::new(&k, &d, &c).unwrap();
     let mut order: Vec<(usize, usize)> = prog.issued_sequence().collect();
-    order.reverse();
+    if reversed {
+        order.reverse();
+    }
     let order = CompiledOrder {
         steps: order,
         ..CompiledOrder::default()
@@ -356,7 +364,7 @@ fn compiled_orders_reach_the_estimates_of_a_saved_run() {
     let csv = fixture("ncu-star3d_r4-f64-h200.csv");
     let twin = fixture("ncu-star3d_r4-f64-h200-twin.json");
     let dir = tempfile::tempdir().unwrap();
-    let run = |name: &str, orders: Option<&Path>| {
+    let run_with = |name: &str, orders: &[&Path]| {
         let mut args = vec![
             "counters".to_string(),
             "stencils/star3d_r4.toml".into(),
@@ -375,11 +383,12 @@ fn compiled_orders_reach_the_estimates_of_a_saved_run() {
             "--name".into(),
             name.into(),
         ];
-        if let Some(o) = orders {
+        for o in orders {
             args.extend(["--compiled-order".into(), o.display().to_string()]);
         }
         out(bin().args(&args))
     };
+    let run = |name: &str, orders: Option<&Path>| run_with(name, orders.as_slice());
     let report = |name: &str| -> serde_json::Value {
         serde_json::from_str(
             &std::fs::read_to_string(dir.path().join(format!("{name}.json"))).unwrap(),
@@ -390,8 +399,9 @@ fn compiled_orders_reach_the_estimates_of_a_saved_run() {
     assert!(ok, "{stdout}\n{stderr}");
     let emitted = report("emitted");
     let first = &emitted["records"][0];
-    let cfg = |key: &str| -> [usize; 3] {
-        let v: Vec<usize> = first["config"][key]
+    // Record `i`'s block or fold.
+    let cfg_of = |i: usize, key: &str| -> [usize; 3] {
+        let v: Vec<usize> = emitted["records"][i]["config"][key]
             .as_array()
             .unwrap()
             .iter()
@@ -399,7 +409,7 @@ fn compiled_orders_reach_the_estimates_of_a_saved_run() {
             .collect();
         [v[0], v[1], v[2]]
     };
-    let (block, fold) = (cfg("block"), cfg("fold"));
+    let (block, fold) = (cfg_of(0, "block"), cfg_of(0, "fold"));
     let orders = dir.path().join("orders.txt");
     std::fs::write(&orders, reversed_order_line(block, fold, [256, 256, 256])).unwrap();
     let (ok, stdout, stderr) = run("compiled", Some(&orders));
@@ -417,6 +427,24 @@ fn compiled_orders_reach_the_estimates_of_a_saved_run() {
         )),
         "{stdout}"
     );
+    // A second file adds the configurations the first lacks (the second record's), not the
+    // first's again: its line for the first configuration differs and is not taken.
+    let more = dir.path().join("more.txt");
+    std::fs::write(
+        &more,
+        order_line(block, fold, [256, 256, 256], false)
+            + &reversed_order_line(cfg_of(1, "block"), cfg_of(1, "fold"), [256, 256, 256]),
+    )
+    .unwrap();
+    let (ok, stdout, stderr) = run_with("two", &[&orders, &more]);
+    assert!(ok, "{stdout}\n{stderr}");
+    let two = report("two");
+    let records2 = two["records"].as_array().unwrap();
+    assert_eq!(records2[0]["estimate"], records[0]["estimate"]);
+    assert_eq!(records2[1]["compiled_order"], true);
+    assert_ne!(records2[1]["estimate"], emitted["records"][1]["estimate"]);
+    assert!(records2[2..].iter().all(|r| r["compiled_order"] == false));
+    assert!(stdout.contains("and, where it lacks them, "), "{stdout}");
     // Asking for the emitted order and giving orders at once is refused before anything runs.
     let mut args: Vec<String> = [
         "counters",

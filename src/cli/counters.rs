@@ -79,9 +79,10 @@ pub struct CountersArgs {
     /// sweep's SASS): the estimate of every configuration the file names follows the order its
     /// compiled twin issues loads and stores in, not the emitted one, and with the places takes
     /// the early write-backs of records stored back to back. A profiling run reads the orders
-    /// from the SASS itself (with cuobjdump) unless this is given.
+    /// from the SASS itself (with cuobjdump) unless this is given. Given more than once, each
+    /// later file adds the configurations the earlier ones lack.
     #[arg(long, conflicts_with = "emitted_order")]
-    compiled_order: Option<PathBuf>,
+    compiled_order: Vec<PathBuf>,
     /// Estimate every configuration in the emitted order, even where the compiled order is
     /// known (a profiling run still writes `raw/NAME-compiled-order.txt`).
     #[arg(long)]
@@ -621,12 +622,19 @@ pub fn run(a: &CountersArgs, out: &mut impl Write) -> Result<(), CliError> {
         }
     };
     let (launches, skipped) = ncu::parse_csv_lenient(&profile.csv)?;
-    let orders = match a
-        .compiled_order
-        .as_ref()
-        .or(profile.compiled_order.as_ref())
-    {
-        Some(p) if !a.emitted_order => Some(CompiledOrders::read(p)?),
+    let paths: Vec<&PathBuf> = if a.compiled_order.is_empty() {
+        profile.compiled_order.iter().collect()
+    } else {
+        a.compiled_order.iter().collect()
+    };
+    let orders = match paths.split_first() {
+        Some((first, more)) if !a.emitted_order => {
+            let mut o = CompiledOrders::read(first)?;
+            for p in more {
+                o = o.with_more(CompiledOrders::read(p)?);
+            }
+            Some(o)
+        }
         _ => None,
     };
     let twin_regs: Vec<(String, usize)> = profile
@@ -653,12 +661,16 @@ pub fn run(a: &CountersArgs, out: &mut impl Write) -> Result<(), CliError> {
     )?;
     let (records, spill_note) = counters::attach_local_bytes(records, profile.twin.as_ref());
     notes.extend(spill_note);
-    if let Some(o) = &orders {
+    if orders.is_some() {
         let n = records.iter().filter(|r| r.compiled_order).count();
         notes.push(format!(
             "{n} of {} configurations estimated with the compiled issue order of {} (the others with the emitted order)",
             records.len(),
-            o.path().display()
+            paths
+                .iter()
+                .map(|p| p.display().to_string())
+                .collect::<Vec<_>>()
+                .join(" and, where it lacks them, ")
         ));
     }
     notes.extend(fetch_note);

@@ -150,6 +150,15 @@ impl CompiledOrders {
         })
     }
 
+    /// These orders with those of `more` for the configurations these lack (a file of orders
+    /// read again later, for twins whose SASS the first could not match).
+    pub fn with_more(mut self, more: CompiledOrders) -> CompiledOrders {
+        for (key, order) in more.orders {
+            self.orders.entry(key).or_insert(order);
+        }
+        self
+    }
+
     /// Reads and parses the file at `path`.
     pub fn read(path: &Path) -> Result<CompiledOrders, CountersError> {
         let text = std::fs::read_to_string(path).map_err(|source| CountersError::Io {

@@ -9,7 +9,9 @@
 //! - Address registers are followed as values `(root, constant)`: `IADD3 Rd, Ra, imm` and
 //!   `MOV Rd, Ra` keep `Ra`'s root and add to its constant; any other write starts a new root.
 //!   So loads through registers the compiler derived from one pointer share a base. Values
-//!   also survive a spill (`STL`, then `LDL`) and the XOR swap of an address pair's words.
+//!   also survive a spill (`STL`, then `LDL`) and the XOR swap of an address pair's words, and
+//!   a pure operation on the same values (an output pointer computed again from the kernel
+//!   parameter before each fold point's stores) gives the same root.
 //! - Each base is matched by the one byte shift that maps all its offsets onto emitted element
 //!   offsets (`base_X + OFF` in the twin's source) that no earlier base took; bases with most
 //!   accesses first. A base of one access takes an earlier base's shift where exactly one fits
@@ -205,6 +207,8 @@ type Value = Vec<(usize, i64)>;
 struct Values {
     regs: HashMap<String, Value>,
     stack: HashMap<i64, Value>,
+    /// The value of each pure operation seen, by its opcode and operands' values.
+    numbered: HashMap<String, Value>,
     roots: usize,
 }
 
@@ -229,15 +233,18 @@ impl Values {
 /// The global loads and stores of a function's instructions, in SASS order, and its stack
 /// accesses (register spills) placed among them.
 ///
-/// Besides `IADD3`/`MOV`, values are followed through the stack (an address register spilled by
-/// `STL` and loaded back by `LDL` keeps its value) and through `LOP3.LUT … 0x3c` (XOR), which
-/// the compiler uses to swap the words of an address pair.
+/// Besides `IADD3`/`MOV` (and `IMAD.MOV.U32 Rd, RZ, RZ, Ra`), values are followed through the
+/// stack (an address register spilled by `STL` and loaded back by `LDL` keeps its value) and
+/// through `LOP3.LUT … 0x3c` (XOR), which the compiler uses to swap the words of an address
+/// pair. A pure operation on values seen before gives the root it gave then (value numbering),
+/// so that a pointer the compiler computes anew from the kernel parameter is the same base.
 fn memory_accesses(instructions: &[String]) -> (Vec<Access>, Vec<LocalAccess>) {
     let mut out = Vec::new();
     let mut local = Vec::new();
     let mut vals = Values::default();
     for (place, ins) in instructions.iter().enumerate() {
         // A guard predicate (`@P0`, `@!PT`) does not change what the instruction does.
+        let guarded = ins.starts_with('@');
         let ins = match ins.strip_prefix('@') {
             Some(r) => r.split_once(char::is_whitespace).map_or("", |(_, i)| i),
             None => ins.as_str(),
@@ -325,6 +332,12 @@ fn memory_accesses(instructions: &[String]) -> (Vec<Access>, Vec<LocalAccess>) {
             }
         } else if op == "MOV" && regs.len() == 1 && srcs.len() == 1 {
             vals.reg(regs[0])
+        } else if op == "IMAD.MOV.U32"
+            && regs.len() == 1
+            && args.get(1..3).is_some_and(|z| z.iter().all(|a| a == "RZ"))
+        {
+            // A move by multiply-add: RZ · RZ + Ra.
+            vals.reg(regs[0])
         } else if op == "LOP3.LUT" && regs.len() == 2 && srcs.len() == 3 && srcs[2] == "0x3c" {
             // a ^ b: terms present in one of the two.
             let (a, b) = (vals.reg(regs[0]), vals.reg(regs[1]));
@@ -336,12 +349,87 @@ fn memory_accesses(instructions: &[String]) -> (Vec<Access>, Vec<LocalAccess>) {
             } else {
                 x
             }
+        } else if let Some(key) = numbered_key(op, &args[1..], guarded, &mut vals) {
+            // The same pure operation on the same values again (ptxas computes an output
+            // pointer anew from the kernel parameter before a fold point's stores): the same
+            // root, so that all of them are one base.
+            match vals.numbered.get(&key) {
+                Some(v) => v.clone(),
+                None => {
+                    let v = vals.fresh();
+                    vals.numbered.insert(key, v.clone());
+                    v
+                }
+            }
         } else {
             vals.fresh()
         };
         vals.regs.insert(dest, v);
     }
     (out, local)
+}
+
+/// Operations whose result follows from their operands alone.
+const PURE: &[&str] = &[
+    "IMAD",
+    "IMAD.WIDE",
+    "IMAD.WIDE.U32",
+    "IMAD.SHL.U32",
+    "IMAD.IADD",
+    "IMAD.MOV.U32",
+    "IMAD.HI.U32",
+    "IADD3",
+    "LEA",
+    "LEA.HI",
+    "SHF.L.U32",
+    "SHF.R.U32.HI",
+    "SHF.R.S32.HI",
+    "LOP3.LUT",
+    "LDC",
+    "LDC.64",
+    "S2R",
+    "VIADD",
+    "IMNMX",
+    "SEL",
+];
+
+/// Special registers that hold one value for a thread's whole run.
+const STEADY: &[&str] = &[
+    "SR_TID.X",
+    "SR_TID.Y",
+    "SR_TID.Z",
+    "SR_CTAID.X",
+    "SR_CTAID.Y",
+    "SR_CTAID.Z",
+];
+
+/// The key of a pure operation's result, its opcode and its operands' values; `None` where an
+/// operand is not a value the matcher knows at this point (a predicate, a uniform register, a
+/// special register that changes) or the instruction is guarded (it may not have run).
+fn numbered_key(op: &str, srcs: &[String], guarded: bool, vals: &mut Values) -> Option<String> {
+    if guarded || !PURE.contains(&op) {
+        return None;
+    }
+    let mut key = op.to_string();
+    for a in srcs {
+        key.push('|');
+        if is_reg(a) {
+            key.push_str(&format!("{:?}", vals.reg(a)));
+        } else if a == "RZ" || imm(a).is_some() || STEADY.contains(&a.as_str()) || is_const(a) {
+            key.push_str(a);
+        } else {
+            return None;
+        }
+    }
+    Some(key)
+}
+
+/// A constant bank operand with an immediate address (`c[0x0][0x218]`, a kernel parameter).
+fn is_const(s: &str) -> bool {
+    s.strip_prefix("c[")
+        .and_then(|r| r.strip_suffix(']'))
+        .and_then(|r| r.split_once("]["))
+        .is_some_and(|(b, o)| imm(b).is_some() && imm(o).is_some())
 }
 
 /// The emitted accesses of a twin's source: element offset → `(fold point, instruction)`, loads
@@ -721,6 +809,42 @@ mod tests {
         };
         assert_eq!(local, vec![spill(true, 0), spill(false, 1)]);
         assert_eq!(order.local, local);
+    }
+
+    #[test]
+    fn a_pointer_computed_anew_from_the_same_values_is_one_base() {
+        // The output pointer is computed from the kernel parameter before each fold point's
+        // store (LDC, IMAD.WIDE), the second time moved by IMAD.MOV.U32: one base with both
+        // stores, where two bases of one store each fit two shifts apiece. A guarded or
+        // uniform-register operand keeps a root of its own.
+        let body = |second: &str| {
+            sass(&format!(
+                "IMAD.WIDE R4, R0, 0x8, R4\n\
+                 LDG.E.64.CONSTANT R8, desc[UR4][R4.64+0x648]\n\
+                 LDG.E.64.CONSTANT R10, desc[UR4][R4.64+0x320]\n\
+                 LDG.E.64.CONSTANT R12, desc[UR4][R4.64+0x328]\n\
+                 LDC.64 R6, c[0x0][0x218]\n\
+                 IMAD.WIDE R6, R0, 0x8, R6\n\
+                 STG.E.64 desc[UR4][R6.64+0x320], R10\n\
+                 {second}\n\
+                 IMAD.WIDE R2, R0, 0x8, R2\n\
+                 IMAD.MOV.U32 R14, RZ, RZ, R2\n\
+                 STG.E.64 desc[UR4][R14.64+0x640], R12"
+            ))
+        };
+        let s = body("LDC.64 R2, c[0x0][0x218]");
+        let order = compiled_order(SOURCE, &s, "ssk_t", 8).unwrap();
+        assert_eq!(order.steps, vec![(1, 1), (0, 0), (0, 1), (0, 2), (1, 2)]);
+        let (mem, _) = memory_accesses(&s["ssk_t"]);
+        let stores: Vec<&Access> = mem.iter().filter(|a| a.store).collect();
+        assert_eq!(stores[0].root, stores[1].root);
+        for other in ["@P0 LDC.64 R2, c[0x0][0x218]", "LDC.64 R2, c[0x0][UR4]"] {
+            let e = compiled_order(SOURCE, &body(other), "ssk_t", 8).unwrap_err();
+            assert!(
+                matches!(e, SassOrderError::NoShift { kind: "stores", .. }),
+                "{other}: {e}"
+            );
+        }
     }
 
     #[test]
