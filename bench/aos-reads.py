@@ -87,7 +87,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from benchlib import (FLOAT_OPTIONS, emit_cuda, lbm_aos_reference,  # noqa: E402
-                      profile_twins, provenance, set_carveout)
+                      measure_twins, set_carveout, twin_results)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 KERNEL = os.path.join(HERE, "counters", "d3q19_srt_pull_aos.toml")
@@ -331,8 +331,6 @@ def launch(plan_path):
 
 
 def measure(binary, out_path, which_set):
-    import cupy as cp
-
     points = []
     sets = {"stores": (PLAN, VARIANTS),
             "layout": (PLAN, ("orig", "nostore", "pad20", "pad32", "1bps")),
@@ -355,15 +353,11 @@ def measure(binary, out_path, which_set):
             points.append({"block": list(block), "fold": list(fold), "variant": which,
                            "grid": grid, "ext": ext, "name": name, "options": options,
                            **settings, "source": variant(src, which, cells)})
-    results = profile_twins(__file__, points, metrics)
-    dom = [int(d) for d in DOMAIN.split(",")]
-    json.dump({**provenance(cp), "domain": dom, "results": results}, open(out_path, "w"),
-              indent=1)
+    measure_twins(__file__, points, metrics, out_path, DOMAIN)
 
 
 def summary(path):
-    d = json.load(open(path))
-    updates = d["domain"][0] * d["domain"][1] * d["domain"][2]
+    d, updates = twin_results(path)
     print(f"# D3Q19 AoS reads with the stores taken apart, on the {d['device']} (issue 8)\n")
     print(f"Measured {d['date'][:10]}, driver {d['driver']}, commit {d['commit']}, domain "
           f"{'×'.join(map(str, d['domain']))}. B/LUP; `miss` is the L2 read lookup misses over "

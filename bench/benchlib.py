@@ -422,6 +422,23 @@ def profile_twins(script, points, metrics):
     return results
 
 
+def measure_twins(script, points, metrics, out_path, domain, **extra):
+    """Profiles the launches `points` of `script` ([`profile_twins`]) and writes them to
+    `out_path` as JSON with the run's [`provenance`], the `domain` (`"NX,NY,NZ"`) and `extra`."""
+    import cupy as cp
+
+    results = profile_twins(script, points, metrics)
+    dom = [int(d) for d in domain.split(",")]
+    json.dump({**provenance(cp), "domain": dom, **extra, "results": results},
+              open(out_path, "w"), indent=1)
+
+
+def twin_results(path):
+    """A JSON of [`measure_twins`] and its lattice updates per launch: `(data, updates)`."""
+    d = json.load(open(path))
+    return d, d["domain"][0] * d["domain"][1] * d["domain"][2]
+
+
 def number(s):
     """A number as ncu prints it (thousands separated by commas)."""
     return float(s.replace(",", ""))

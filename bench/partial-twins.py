@@ -35,7 +35,8 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from benchlib import (  # noqa: E402
-    LOAD_PERIODS, check_twin, emit_cuda, periodic_input, profile_twins, provenance, redirect_loads)
+    LOAD_PERIODS, check_twin, emit_cuda, measure_twins, periodic_input, redirect_loads,
+    twin_results)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 DOMAIN = "256,256,256"
@@ -96,8 +97,6 @@ def launch(plan_path):
 
 
 def measure(binary, out_path, which_set):
-    import cupy as cp
-
     def point(kernel, dtype, block, fold, which, offset):
         src, grid, ext, name = emit_cuda(binary, os.path.join(HERE, "..", kernel), block, fold,
                                          dtype, DOMAIN)
@@ -112,18 +111,14 @@ def measure(binary, out_path, which_set):
     else:
         points = [point(kernel, dtype, block, fold, "orig", off)
                   for kernel, dtype, block, fold in OFFSET_PLAN for off in OFFSETS]
-    results = profile_twins(__file__, points, METRICS)
-    dom = [int(d) for d in DOMAIN.split(",")]
-    json.dump({**provenance(cp), "domain": dom, "periods": VARIANTS, "results": results},
-              open(out_path, "w"), indent=1)
+    measure_twins(__file__, points, METRICS, out_path, DOMAIN, periods=VARIANTS)
 
 
 CONTROL = ([32, 4, 2], [1, 1, 1])
 
 
 def summary(path):
-    d = json.load(open(path))
-    updates = d["domain"][0] * d["domain"][1] * d["domain"][2]
+    d, updates = twin_results(path)
     print(f"# Partial stores in the twins, taken apart, on the {d['device']} (issue 8)\n")
     print(f"Measured {d['date'][:10]}, driver {d['driver']}, commit {d['commit']}, domain "
           f"{'×'.join(map(str, d['domain']))}. Volumes in B/LUP. `fills` and `writes`: DRAM read "

@@ -1429,6 +1429,50 @@ impl BlockScratch {
         }
     }
 
+    /// The sectors of the average block that L2 writes back early, between the two stores of a
+    /// pair, by its limit on partly written sectors (`CacheParams::partial_sector_limit`). In a
+    /// kernel storing several arrays per point, the pairs within one wave hold `count` sectors
+    /// partly written at a time over the GPU (Little's law: each pair's sectors for the share of
+    /// the block's steps between its two stores, at every resident block); above the limit L2
+    /// fills and writes back `1 - limit / count` of those whose two stores are steps apart
+    /// (one thread's fold points, or a neighbour's and then the thread's next one; a pair at
+    /// one step is complete within it), each once, beyond what it splits by evicting them
+    /// (`missed`, per write pair). Measured (`bench/partial-occupancy.py`, H200): D3Q19 SoA
+    /// tiles folded along x lose 0.02, 0.08, 0.25 and 0.52 of such sectors at 1, 2, 4 and 8
+    /// blocks per SM, whatever order their stores are compiled in; star3d_r4's, at as many
+    /// sectors, 0.00-0.06 (one output array: partly written lines far apart reach L2's limit
+    /// earlier, `bench/l2-traffic.py` set `pstride`).
+    fn pairs_written_early(
+        &self,
+        prog: &MemoryProgram,
+        p: &CacheParams,
+        missed: &[f64],
+        steps: usize,
+        wave: f64,
+    ) -> f64 {
+        if p.partial_sector_limit <= 0.0 || steps == 0 || !prog.stores_several_arrays() {
+            return 0.0;
+        }
+        let pairs = &self.pass.write_pairs;
+        let st = steps as f64;
+        let count = pairs
+            .iter()
+            .filter(|c| c.m == 0)
+            .map(|c| c.sectors * c.steps_apart(steps).clamp(0.0, st) / st)
+            .sum::<f64>()
+            * wave;
+        if count <= p.partial_sector_limit {
+            return 0.0;
+        }
+        let share = 1.0 - p.partial_sector_limit / count;
+        pairs
+            .iter()
+            .zip(missed)
+            .filter(|(c, _)| c.m == 0 && c.now != c.then)
+            .map(|(c, m)| c.sectors * (share - m).max(0.0))
+            .sum()
+    }
+
     /// The sectors (weighted) the representative block fetches from L2 again after L1 evicted
     /// them, from its line touches; `RowPass::refetches` keeps them by step.
     ///
@@ -2012,6 +2056,7 @@ impl BlockScratch {
             .iter()
             .map(|c| 1.0 - written_hit(c))
             .collect();
+        let pairs_early = self.pairs_written_early(prog, p, &missed, steps, wave) * nblocks as f64;
         let rewritten = self
             .pass
             .write_pairs
@@ -2066,7 +2111,10 @@ impl BlockScratch {
             l2_load,
             reuse_missed,
             refetch_missed,
-            (rewritten, 2.0 * rewritten - fewer_fills),
+            (
+                rewritten + pairs_early,
+                2.0 * rewritten - fewer_fills + pairs_early,
+            ),
             partners_missed,
         )
     }

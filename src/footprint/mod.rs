@@ -266,6 +266,11 @@ pub struct CacheParams {
     /// `MachineModel::partial_store_loss_back_to_back`); `None` where not measured.
     #[serde(default)]
     pub partial_store_loss_back_to_back: Option<f64>,
+    /// The sectors partly written at a time over the GPU above which L2 writes back early
+    /// `1 - limit / count` of the pairs of stores of sectors a block writes alone, in a kernel
+    /// storing several arrays per point (see `MachineModel::partial_sector_limit`; 0: none).
+    #[serde(default)]
+    pub partial_sector_limit: f64,
     /// Warp instructions waiting in front of the L1 at most (0: not known, reuses of a warp's own
     /// AoS lines after its first burst see every resident warp, as in lockstep).
     #[serde(default)]
@@ -319,6 +324,7 @@ impl CacheParams {
             partial_store_loss_sm_open: machine.partial_store_share(warps * blocks_per_sm),
             partial_store_loss_after_loads: machine.partial_store_share_after_loads(warps),
             partial_store_loss_back_to_back: machine.partial_store_share_back_to_back(warps),
+            partial_sector_limit: machine.partial_sector_limit,
             l1_queue: machine.l1_queue_instructions as f64,
             l2_latency_lines: machine.l2_latency_cycles * machine.l1_wavefronts_per_cycle_per_sm,
         }
@@ -375,6 +381,7 @@ impl CacheParams {
         for (name, v) in [
             ("l1_queue", self.l1_queue),
             ("l2_latency_lines", self.l2_latency_lines),
+            ("partial_sector_limit", self.partial_sector_limit),
         ] {
             if !(v.is_finite() && v >= 0.0) {
                 return bad(format!("{name} ({v}) must be a number from 0 up"));

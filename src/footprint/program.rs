@@ -429,3 +429,23 @@ impl MemoryProgram {
         (0..3).all(|d| b[d] * tile[d] + t[d] + p[d] * self.config.block[d] < self.domain.size[d])
     }
 }
+
+impl MemoryProgram {
+    /// Whether a point stores into several arrays far apart: more than one store instruction,
+    /// every one into a field laid out as a structure of arrays (D3Q19 SoA's 19 populations; an
+    /// AoS record's words lie side by side, a stencil stores one array).
+    pub fn stores_several_arrays(&self) -> bool {
+        let mut n = 0;
+        for i in self
+            .instructions
+            .iter()
+            .filter(|i| i.kind == AccessKind::Store)
+        {
+            if self.storage[i.field] != Layout::Fzyx {
+                return false;
+            }
+            n += 1;
+        }
+        n > 1
+    }
+}

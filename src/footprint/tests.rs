@@ -27,6 +27,7 @@ fn big() -> CacheParams {
         partial_store_loss_sm_open: 0.0,
         partial_store_loss_after_loads: None,
         partial_store_loss_back_to_back: None,
+        partial_sector_limit: 0.0,
         l1_queue: 0.0,
         l2_latency_lines: 0.0,
     }
@@ -654,6 +655,51 @@ fn aos_reuses_within_a_wave_see_the_lines_of_the_records_between() {
         (0.85..1.15).contains(&r_soa),
         "SoA estimate / simulator {r_soa}"
     );
+}
+
+#[test]
+fn sectors_partly_written_beyond_the_limit_are_written_back_early() {
+    // Measured on the H200 (`bench/partial-occupancy.py`): D3Q19 SoA 4x2x8 fold 2x1x4, whose
+    // thread completes each output sector at two fold points, writes back 0.02-0.65 of them
+    // early as 1 to 8 blocks per SM hold more of them partly written at a time; each costs one
+    // more write and one fill. A single output array (star3d_r4) loses none at as many.
+    let m = crate::spec::load_machine("h200").unwrap();
+    let (_, soa) = d3q19_pull();
+    let d = Domain::new3(128, 64, 64);
+    let c = LaunchConfig::new([4, 2, 8], [2, 1, 4]);
+    let at = |bps, limit| CacheParams {
+        partial_sector_limit: limit,
+        ..CacheParams::from_machine(&m, c.threads(), bps)
+    };
+    let est = |k: &Kernel, p: &CacheParams| estimate(k, &c, &d, p).unwrap();
+    let none = est(&soa, &at(8, 0.0));
+    let few = est(&soa, &at(8, 1.0e9));
+    assert_eq!(few, none);
+    let lost = est(&soa, &at(8, 1.0));
+    // Nearly every pair whose stores are fold points apart: the x-fold pairs of every sector.
+    let extra = lost.dram_store - none.dram_store;
+    assert!((30.0..=76.0).contains(&extra), "{extra} B/LUP more written");
+    assert!(close(lost.dram_load - none.dram_load, extra));
+    assert_eq!(lost.l2_load, none.l2_load);
+    // Fewer blocks per SM hold fewer sectors partly written (Little's law over the resident
+    // blocks): at one limit, 1 - limit/count of the pairs go, the counts in the ratio of the
+    // blocks resident (the grid's 1024 blocks at 8 per SM, 264 at 2).
+    let share = |bps, limit| {
+        let base = est(&soa, &at(bps, 0.0)).dram_store;
+        (est(&soa, &at(bps, limit)).dram_store - base)
+            / (est(&soa, &at(bps, 1.0)).dram_store - base)
+    };
+    for limit in [1.0e4, 3.0e4] {
+        let (s8, s2) = (share(8, limit), share(2, limit));
+        assert!(s8 > s2 && s2 > 0.0, "{s8} {s2}");
+        let ratio = (1.0 - s2) / (1.0 - s8);
+        assert!((ratio / (1024.0 / 264.0) - 1.0).abs() < 0.02, "{ratio}");
+    }
+    // Below the limit, none.
+    assert_eq!(share(2, 5.0e4), 0.0);
+    // A kernel storing one array keeps its pairs.
+    let star = star_r4_f64();
+    assert_eq!(est(&star, &at(8, 1.0)), est(&star, &at(8, 0.0)));
 }
 
 #[test]

@@ -201,7 +201,7 @@ const FIGURES: [(&str, &str, f64, f64, bool); 26] = [
 
 /// Figures a file may leave out, and the value they then take: (key, meaning, minimum, maximum,
 /// integer?, default).
-const OPTIONAL_FIGURES: [(&str, &str, f64, f64, bool, f64); 7] = [
+const OPTIONAL_FIGURES: [(&str, &str, f64, f64, bool, f64); 8] = [
     (
         "l1_conflict_ways",
         "L1 ways that lines spread over sets compete in, 0 for one fully associative LRU",
@@ -255,6 +255,14 @@ const OPTIONAL_FIGURES: [(&str, &str, f64, f64, bool, f64); 7] = [
         "cycles a load served by L2 takes, 0 where not known",
         0.0,
         100000.0,
+        false,
+        0.0,
+    ),
+    (
+        "partial_sector_limit",
+        "the sectors partly written at a time over the GPU above which L2 writes the block-alone pairs of a kernel storing several arrays per point back early, 0 where not measured",
+        0.0,
+        1.0e9,
         false,
         0.0,
     ),
@@ -596,6 +604,7 @@ pub fn parse_machine(text: &str, file: &str) -> Result<MachineModel, MachineErro
         l1_wavefronts_per_cycle_per_sm: f("l1_wavefronts_per_cycle_per_sm"),
         l1_queue_instructions: u("l1_queue_instructions"),
         l2_latency_cycles: f("l2_latency_cycles"),
+        partial_sector_limit: f("partial_sector_limit"),
         l2_bandwidth: f("l2_bandwidth"),
         dram_bandwidth: f("dram_bandwidth"),
         dram_latency_ns: f("dram_latency_ns"),
@@ -864,6 +873,27 @@ mod tests {
             }
             assert_needs_source(&given, key);
         }
+        // The limit on sectors partly written at a time: 0 without it, non-negative, with a
+        // source.
+        let bare = without_source(
+            &text.replace("partial_sector_limit = 42000.0\n", ""),
+            "partial_sector_limit",
+        );
+        assert_eq!(
+            parse_machine(&bare, "m.toml").unwrap().partial_sector_limit,
+            0.0
+        );
+        assert_eq!(
+            parse_machine(text, "m.toml").unwrap().partial_sector_limit,
+            42000.0
+        );
+        let line = "partial_sector_limit = 42000.0";
+        let at = text.lines().position(|l| l == line).unwrap() + 1;
+        for bad in ["-1.0", "\"many\""] {
+            let t = text.replace(line, &format!("partial_sector_limit = {bad}"));
+            assert_refused(&t, at, "partial_sector_limit", bad);
+        }
+        assert_needs_source(text, "partial_sector_limit");
         // The loss of partly written sectors (as copied, and with the stores after all the
         // loads): rising warps, shares from 0 to 1, with a source.
         for key in [
