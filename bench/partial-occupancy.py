@@ -21,7 +21,9 @@ carve-out, as the counter sweeps ran. Every launch's output is checked against t
 control with whole sectors per store (32x4x2, no folding) runs at the same K and carve-out.
 
 usage (GPU, CuPy, ncu, the stencilscope binary):
-  bench/partial-occupancy.py measure BIN OUT.json
+  bench/partial-occupancy.py measure BIN OUT.json [folded|narrow]
+      folded (default): tiles folded along x whose thread completes its sectors; narrow: tiles
+      narrower than a sector, completed by x-neighbouring blocks
   bench/partial-occupancy.py summary OUT.json
 """
 import json
@@ -51,6 +53,18 @@ PLAN = [
     (STAR, "f64", (1, 16, 4), (4, 1, 1), (), (32, 16, 8, 4)),
     (STAR, "f64", (2, 16, 2), (4, 1, 2), (), (16, 8, 4)),
     (STAR, "f64", (32, 4, 2), (1, 1, 1), (), (32, 16, 8, 4, 2)),
+]
+# The set `narrow`: tiles narrower than a sector, whose sectors x-neighbouring blocks complete
+# (D3Q19 SoA two and one threads wide, star3d_r4 one thread wide), and the controls.
+NARROW = [
+    (SOA, "f32", (2, 4, 4), (1, 4, 4), (), (32, 16, 8, 4, 2, 1)),
+    (SOA, "f32", (1, 64, 2), (1, 2, 1), (), (12, 8, 4, 2, 1)),
+    (SOA, "f32", (1, 8, 32), (2, 2, 1), FLOAT_OPTIONS, (2, 1)),
+    (SOA, "f32", (32, 4, 2), (1, 1, 1), (), (8, 4, 2, 1)),
+    (SOA, "f32", (32, 4, 2), (1, 1, 1), FLOAT_OPTIONS, (8, 2, 1)),
+    (STAR, "f64", (1, 4, 32), (1, 4, 2), (), (16, 8, 4, 2, 1)),
+    (STAR, "f64", (2, 2, 64), (1, 1, 4), (), (8, 4, 2, 1)),
+    (STAR, "f64", (32, 4, 2), (1, 1, 1), (), (8, 4, 2, 1)),
 ]
 # The configurations run once more at the most blocks that fit, with no shared memory and the
 # driver's carve-out (the L1 of the counter sweeps).
@@ -108,9 +122,9 @@ def launch(plan_path):
         del u, v
 
 
-def measure(binary, out_path):
+def measure(binary, out_path, which="folded"):
     points = []
-    for kernel, dtype, block, fold, options, ks in PLAN:
+    for kernel, dtype, block, fold, options, ks in (NARROW if which == "narrow" else PLAN):
         src, grid, ext, name = emit_cuda(binary, os.path.join(HERE, "..", kernel), block, fold,
                                          dtype, DOMAIN)
         runs = [(k, 100) for k in ks] + ([(ks[0], None)] if FULL_L1 else [])
@@ -175,8 +189,8 @@ if __name__ == "__main__":
     a = sys.argv[1:]
     if a[:1] == ["launch"] and len(a) == 2:
         launch(a[1])
-    elif a[:1] == ["measure"] and len(a) == 3:
-        measure(a[1], a[2])
+    elif a[:1] == ["measure"] and len(a) in (3, 4) and a[3:] in ([], ["folded"], ["narrow"]):
+        measure(a[1], a[2], (a[3:] or ["folded"])[0])
     elif a[:1] == ["summary"] and len(a) == 2:
         summary(a[1])
     else:
