@@ -428,9 +428,7 @@ impl MemoryProgram {
         let tile = self.config.tile();
         (0..3).all(|d| b[d] * tile[d] + t[d] + p[d] * self.config.block[d] < self.domain.size[d])
     }
-}
 
-impl MemoryProgram {
     /// Whether a point stores into several arrays far apart: more than one store instruction,
     /// every one into a field laid out as a structure of arrays (D3Q19 SoA's 19 populations; an
     /// AoS record's words lie side by side, a stencil stores one array).

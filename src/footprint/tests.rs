@@ -697,9 +697,16 @@ fn sectors_partly_written_beyond_the_limit_are_written_back_early() {
     }
     // Below the limit, none.
     assert_eq!(share(2, 5.0e4), 0.0);
-    // A kernel storing one array keeps its pairs.
+    // A kernel storing one array keeps its pairs; an AoS record's words lie side by side.
     let star = star_r4_f64();
     assert_eq!(est(&star, &at(8, 1.0)), est(&star, &at(8, 0.0)));
+    let (aos, _) = d3q19_pull();
+    let several = |k: &Kernel| {
+        MemoryProgram::new(k, &d, &c)
+            .unwrap()
+            .stores_several_arrays()
+    };
+    assert!(several(&soa) && !several(&aos) && !several(&star));
 }
 
 #[test]
