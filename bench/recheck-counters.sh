@@ -183,6 +183,15 @@ sweeps() {
       run $n$x $n "$m" $dom "$@"
     SWEEPS="$SWEEPS $n$x"
   done
+  if [ "$GPU" = h200 ]; then
+    # Out of sample for partial_sector_limit: D3Q19 SoA tiles whose thread completes each output
+    # sector at two or four fold points, none in an earlier sweep (oos59/raw/oos59.sh).
+    RAW=oos59/raw OWN_ORDERS=oos59/raw/d3q19_srt_pull-soa-oos59-compiled-order.txt \
+      ORIGINAL=oos59/d3q19_srt_pull-soa-oos59.json \
+      run d3q19_srt_pull-soa-oos59$x d3q19_srt_pull-soa-oos59 "$m" 256,256,256 \
+      "$HERE/lbm/d3q19_srt_pull.toml"
+    SWEEPS="$SWEEPS d3q19_srt_pull-soa-oos59$x"
+  fi
   if [ "$GPU" = h100 ]; then
     # Register spills: D3Q19 SoA and AoS at 1024-thread blocks (64 registers at most) and
     # 512-thread blocks folded 8 to 64 times (128), with the timed kernel's twin; 18 of the 25
