@@ -237,9 +237,25 @@ def set_carveout(kern, percent):
     cp.cuda.driver.funcSetAttribute(fn.ptr, attr, percent)
 
 
+# The H100's and H200's shared memory per SM (228 KiB), and what the driver reserves per block.
+SM_SHARED = 233472
+BLOCK_RESERVED = 1024
+
+
+def occupancy_smem(bps):
+    """Dynamic shared memory per block that lets exactly `bps` blocks fit on an SM (0 at the
+    SM's 32 blocks, which the blocks' own limit keeps)."""
+    if bps >= 32:
+        return 0
+    smem = SM_SHARED // bps - BLOCK_RESERVED - 256
+    assert SM_SHARED // (smem + BLOCK_RESERVED) == bps, bps
+    return smem
+
+
 def stamped_run(cp, binary, kernel, dtype, domain, config, options=(), ready=False):
     """Emits the CUDA twin of `config` (`bx,by,bz/fx,fy,fz`, then optionally `/l1` or `/l2` for
-    one of the [`LOAD_PERIODS`] variants and `/cN` for a carve-out of N %; a stencil, or an LBM
+    one of the [`LOAD_PERIODS`] variants, `/cN` for a carve-out of N % and `/kN` for dynamic
+    shared memory that lets N blocks fit on an SM; a stencil, or an LBM
     kernel in either layout), compiled with NVRTC `options`, checks its output against the
     reference (exits where it differs) and runs it again with every warp stamping `%globaltimer`
     at its fold points (and with `ready` at their first stores; see [`stamp_fold_points`]); a
@@ -251,6 +267,7 @@ def stamped_run(cp, binary, kernel, dtype, domain, config, options=(), ready=Fal
     block = [int(x) for x in parts[0].split(",")]
     fold = [int(x) for x in parts[1].split(",")]
     carveout = next((int(p[1:]) for p in parts[2:] if re.fullmatch(r"c\d+", p)), None)
+    bps = next((int(p[1:]) for p in parts[2:] if re.fullmatch(r"k\d+", p)), None)
     which = next((p for p in parts[2:] if p in LOAD_PERIODS), "orig")
     src, grid, ext, name = emit_cuda(binary, kernel, block, fold, dtype, domain)
     # An LBM twin's input has a component per population; a stencil's one.
@@ -266,6 +283,9 @@ def stamped_run(cp, binary, kernel, dtype, domain, config, options=(), ready=Fal
     if carveout is not None:
         kern.compile()
         set_carveout(kern, carveout)
+    smem = occupancy_smem(bps) if bps else 0
+    if smem:
+        kern.max_dynamic_shared_size_bytes = smem
     if aos:
         u, v = lbm_aos_fields(cp, ext, comps)
     elif lbm:
@@ -279,7 +299,7 @@ def stamped_run(cp, binary, kernel, dtype, domain, config, options=(), ready=Fal
     nb = grid[0] * grid[1] * grid[2]
     width = nf + 2 + (nf if ready else 0)
     rec = cp.zeros(nb * wpb * width, dtype=cp.uint64)
-    kern(tuple(grid), tuple(block), (u, v, rec))  # warm-up, and the checked result
+    kern(tuple(grid), tuple(block), (u, v, rec), shared_mem=smem)  # warm-up, checked result
     what = f"{block} fold {fold}"
     if aos:
         err = check_lbm_aos(cp, u, v, src, ext, what)
@@ -288,9 +308,10 @@ def stamped_run(cp, binary, kernel, dtype, domain, config, options=(), ready=Fal
     else:
         err = check_twin(cp, u, v, src, dtype, what)
     rec.fill(0)
-    kern(tuple(grid), tuple(block), (u, v, rec))
+    kern(tuple(grid), tuple(block), (u, v, rec), shared_mem=smem)
     cp.cuda.runtime.deviceSynchronize()
-    return {"block": block, "fold": fold, "variant": which, "carveout": carveout, "src": src,
+    return {"block": block, "fold": fold, "variant": which, "carveout": carveout,
+            "blocks_per_sm": bps, "src": src,
             "grid": grid, "points": points, "wpb": wpb,
             "records": cp.asnumpy(rec).reshape(nb * wpb, width), "kernel": kern,
             "max_rel_error": err}

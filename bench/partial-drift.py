@@ -29,9 +29,10 @@ of its first and last piece (a sector one store completes is never partly writte
 
 usage (on a machine with an NVIDIA GPU, CuPy and the stencilscope binary):
   bench/partial-drift.py measure BIN OUT.json KERNEL.toml DTYPE DOMAIN CONFIG...
-    CONFIG = bx,by,bz/fx,fy,fz[/l1|l2][/cN] (for example 1,4,32/1,4,2; 1,4,32/1,4,2/l1 for the
-    variant whose loads all hit L1, `benchlib.LOAD_PERIODS`; 1,4,32/1,4,2/c100 at a carve-out
-    of 100 % shared memory)
+    CONFIG = bx,by,bz/fx,fy,fz[/l1|l2][/cN][/kN] (for example 1,4,32/1,4,2; 1,4,32/1,4,2/l1 for
+    the variant whose loads all hit L1, `benchlib.LOAD_PERIODS`; 1,4,32/1,4,2/c100 at a
+    carve-out of 100 % shared memory; 1,4,32/1,4,2/k4 with dynamic shared memory that lets 4
+    blocks fit on an SM)
   bench/partial-drift.py summary OUT.json [REPORT.json ...]
     REPORT: counter reports of the same kernel and domain (`stencilscope counters`, or the
     `raw/*-device-report.json` they come from): each configuration's measured DRAM write beyond
@@ -242,7 +243,7 @@ def measure(binary, out_path, kernel, dtype, domain, configs):
         lost = {str(lim): replay(lf[so], ll[so], lim) if len(lf) <= REPLAY_LINES else None
                 for lim in LIMITS_LINES}
         res = {"block": block, "fold": fold, "variant": st["variant"],
-               "carveout": st["carveout"], "grid": grid,
+               "carveout": st["carveout"], "blocks_per_sm": st["blocks_per_sm"], "grid": grid,
                "max_rel_error": err,
                "registers": int(kern.attributes["num_regs"]),
                "run_us": run, "fold_point_us": fp_med, "sectors_written": written,
@@ -273,7 +274,8 @@ def summary(path, *reports):
     print(f"{d['device']}, driver {d['driver']}, {d['date']}, commit {d['commit']}: "
           f"{d['kernel'].split('/')[-1]} {d['dtype']} {d['domain']}\n")
     lims = [str(x) for x in d["limits_lines"]]
-    head = ("| block | fold | variant | run µs | fold point µs | split | open MiB mean / p90 / max | "
+    head = ("| block | fold | variant | blocks/SM | run µs | fold point µs | split | "
+            "open MiB mean / p90 / max | "
             "open lines (Ki) mean / p90 / max | spread p50 / p90 | "
             + " | ".join(f"lost at {int(x) // 1024} Ki lines" for x in lims) + " |")
     if meas:
@@ -282,7 +284,8 @@ def summary(path, *reports):
     print("|" + "---|" * (head.count("|") - 1))
     for r in d["results"]:
         line = (f"| {'×'.join(map(str, r['block']))} | {'×'.join(map(str, r['fold']))} | "
-                f"{r.get('variant', 'orig')} | {r['run_us']:.0f} | {r['fold_point_us']:.2f} | {r['sectors_split']:.2f} | "
+                f"{r.get('variant', 'orig')} | {r.get('blocks_per_sm') or 'all that fit'} | "
+                f"{r['run_us']:.0f} | {r['fold_point_us']:.2f} | {r['sectors_split']:.2f} | "
                 f"{r['open_mib_mean']:.2f} / {r['open_mib_p90']:.2f} / {r['open_mib_max']:.2f} | "
                 f"{r['open_lines_mean'] / 1024:.1f} / {r['open_lines_p90'] / 1024:.1f} / "
                 f"{r['open_lines_max'] / 1024:.1f} | "

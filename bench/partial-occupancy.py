@@ -33,7 +33,7 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from benchlib import (  # noqa: E402
     FLOAT_OPTIONS, check_lbm_soa, check_twin, emit_cuda, lbm_layout, lbm_soa_fields,
-    measure_twins, set_carveout, twin_fields, twin_results)
+    measure_twins, occupancy_smem, set_carveout, twin_fields, twin_results)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 DOMAIN = "256,256,256"
@@ -72,8 +72,6 @@ FULL_L1 = True
 # The control of each kernel (whole sectors, no pairs): its DRAM write at the same options and
 # carve-out, and at the same K where it ran at it (else the nearest).
 CONTROL = ([32, 4, 2], [1, 1, 1])
-SM_SHARED = 233472  # the H100's and H200's shared memory per SM (228 KiB)
-BLOCK_RESERVED = 1024  # the shared memory the driver reserves per block
 METRICS = [
     "dram__bytes_read.sum",
     "dram__bytes_write.sum",
@@ -88,16 +86,6 @@ METRICS = [
 ]
 
 
-def smem_for(bps):
-    """Dynamic shared memory per block that lets exactly `bps` blocks fit on an SM (none at the
-    SM's 32 blocks, which the blocks' own limit keeps)."""
-    if bps >= 32:
-        return 0
-    smem = SM_SHARED // bps - BLOCK_RESERVED - 256
-    assert SM_SHARED // (smem + BLOCK_RESERVED) == bps, bps
-    return smem
-
-
 def launch(plan_path):
     import cupy as cp
 
@@ -107,7 +95,7 @@ def launch(plan_path):
         # CuPy keeps one compiled module per source: the attribute is set for every launch,
         # -1 (no preference: the driver's choice) where none is asked for.
         set_carveout(kern, -1 if pt["carveout"] is None else pt["carveout"])
-        smem = 0 if pt["carveout"] is None else smem_for(pt["bps"])
+        smem = 0 if pt["carveout"] is None else occupancy_smem(pt["bps"])
         kern.max_dynamic_shared_size_bytes = smem
         comps, _ = lbm_layout(pt["source"])
         u, v = lbm_soa_fields(cp, pt["source"]) if comps > 1 else twin_fields(
