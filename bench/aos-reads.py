@@ -86,7 +86,7 @@ import re
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from benchlib import (FLOAT_OPTIONS, emit_cuda, lbm_aos_reference,  # noqa: E402
+from benchlib import (FLOAT_OPTIONS, block_share, emit_cuda, lbm_aos_reference,  # noqa: E402
                       measure_twins, set_carveout, twin_results)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -113,16 +113,7 @@ LAYOUTS = {"nostore": (19, 0), "pad20": (20, 0), "pad32": (32, 0), "1bps": (19, 
 OCCUPANCY_PLAN = [((4, 1, 32), (2, 2, 1)), ((128, 2, 2), (2, 2, 4)), ((32, 1, 8), (2, 2, 4)),
                   ((128, 1, 1), (1, 1, 1))]
 BPS = (1, 2, 4, 8)
-SM_SHARED = 228 << 10
-
-
-def per_block_share(n, total=SM_SHARED):
-    """Dynamic shared bytes that hold a kernel at `n` blocks per SM: a 1/n share of `total` less
-    the 1 KiB a block reserves and 256 bytes to spare."""
-    return total // n - (1 << 10) - 256
-
-
-LAYOUTS.update({f"bps{n}": (19, per_block_share(n)) for n in BPS})
+LAYOUTS.update({f"bps{n}": (19, block_share(n)) for n in BPS})
 # The set `fence`: folded tiles whose compiled code interleaves fold points' stores (their loss of
 # record sectors, spill/ and timed-twin/: 0.67-0.88), and two controls that do not (0.38, 0.45).
 FENCE_PLAN = [((64, 8, 1), (2, 2, 4)), ((16, 8, 4), (2, 2, 4)), ((8, 8, 8), (4, 2, 2)),
@@ -200,14 +191,14 @@ TILE_SETS = {
         ("orig", {"carveout": None, "shared": 0}),
         ("c64", {"carveout": OCCSTORE_CARVEOUT, "shared": 0}),
         *((f"c64bps{n}", {"carveout": OCCSTORE_CARVEOUT,
-                          "shared": per_block_share(n, OCCSTORE_SHARED)}) for n in bps)],
+                          "shared": block_share(n, OCCSTORE_SHARED)}) for n in bps)],
         SHARE_METRICS),
     "cg": (CG_PLAN, lambda bps: [
         ("orig", {"shared": 0}), ("cg", {"shared": 0}),
-        *((f"cgbps{n}", {"shared": per_block_share(n)}) for n in bps)], SHARE_METRICS),
+        *((f"cgbps{n}", {"shared": block_share(n)}) for n in bps)], SHARE_METRICS),
     "cgstores": (CGSTORES_PLAN, lambda n: [
         ("orig", {"shared": 0}),
-        *((f"{form}bps{n}", {"shared": per_block_share(n)})
+        *((f"{form}bps{n}", {"shared": block_share(n)})
           for form in ("cg", "cgnostore", "cgsoa"))], SHARE_METRICS),
     "options": (OPTIONS_PLAN, lambda _: [
         ("optplain", {"options": []}), ("optfloat", {"options": list(FLOAT_OPTIONS)}),
@@ -218,7 +209,7 @@ TILE_SETS = {
         ("orig", {"carveout": None, "shared": 0, "options": []}),
         ("c64", {"carveout": OCCSTORE_CARVEOUT, "shared": 0, "options": []}),
         *((f"c64bps{n}", {"carveout": OCCSTORE_CARVEOUT, "options": [],
-                          "shared": per_block_share(n, OCCSTORE_SHARED)}) for n in bps)],
+                          "shared": block_share(n, OCCSTORE_SHARED)}) for n in bps)],
         SHARE_METRICS),
     "spin": ([(block, fold, None) for block, fold in SPIN_PLAN],
              lambda _: [("orig", {}), *((f"cgspin{n}", {}) for n in SPINS)],

@@ -242,12 +242,19 @@ SM_SHARED = 233472
 BLOCK_RESERVED = 1024
 
 
+def block_share(n, total=SM_SHARED):
+    """Dynamic shared bytes that hold a kernel at `n` blocks per SM out of `total` shared bytes:
+    a 1/n share less what a block reserves and 256 bytes to spare."""
+    return total // n - BLOCK_RESERVED - 256
+
+
 def occupancy_smem(bps):
-    """Dynamic shared memory per block that lets exactly `bps` blocks fit on an SM (0 at the
-    SM's 32 blocks, which the blocks' own limit keeps)."""
-    if bps >= 32:
+    """Dynamic shared memory per block that lets exactly `bps` blocks fit on an SM (0 where none
+    is asked, and at the SM's 32 blocks, which the blocks' own limit keeps)."""
+    if not bps or bps >= 32:
         return 0
-    smem = SM_SHARED // bps - BLOCK_RESERVED - 256
+    smem = block_share(bps)
+    # The most that `bps` blocks fit with, less a little: `bps + 1` do not.
     assert SM_SHARED // (smem + BLOCK_RESERVED) == bps, bps
     return smem
 
@@ -262,7 +269,8 @@ def stamped_run(cp, binary, kernel, dtype, domain, config, options=(), ready=Fal
     dict of `block`, `fold`, `variant` (`orig`
     where none), `carveout` (None where not set), `src` (the unstamped source), `grid`, `points`
     (the fold points in order), `wpb` (warps per block), `records` (one row per warp: SM, the
-    stamps, the end; a NumPy array), `kernel` (the stamped one) and `max_rel_error`."""
+    stamps, the end; a NumPy array), `kernel` (the stamped one), `blocks_per_sm` (None where
+    not set) and `max_rel_error`."""
     parts = config.split("/")
     block = [int(x) for x in parts[0].split(",")]
     fold = [int(x) for x in parts[1].split(",")]
@@ -283,7 +291,7 @@ def stamped_run(cp, binary, kernel, dtype, domain, config, options=(), ready=Fal
     if carveout is not None:
         kern.compile()
         set_carveout(kern, carveout)
-    smem = occupancy_smem(bps) if bps else 0
+    smem = occupancy_smem(bps)
     if smem:
         kern.max_dynamic_shared_size_bytes = smem
     if aos:

@@ -189,7 +189,7 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from benchlib import number, profile_plan, provenance  # noqa: E402
+from benchlib import number, occupancy_smem, profile_plan, provenance  # noqa: E402
 
 Q = 19
 SOURCE = r"""
@@ -815,20 +815,6 @@ SOA_ARRAY_BYTES = 272 ** 3 * 4  # segments: a D3Q19 SoA array of 256^3 with 8 gh
 SEGMENTS = 19  # segments: D3Q19's arrays
 PROMOTE_MB = 8  # promote: the buffer read again and again
 L2RATE_PASSES = 24  # l2rate: passes over the buffer (the first one fills L2)
-
-
-SM_SHARED = 233472  # the H100's and H200's shared memory per SM (228 KiB)
-BLOCK_RESERVED = 1024  # the shared memory the driver reserves per block
-
-
-def occupancy_smem(bps):
-    """Dynamic shared memory per block that lets exactly `bps` blocks fit on an SM (None: 0)."""
-    if not bps:
-        return 0
-    # The most that `bps` blocks fit with, less a little: `bps + 1` do not.
-    smem = SM_SHARED // bps - BLOCK_RESERVED - 256
-    assert SM_SHARED // (smem + BLOCK_RESERVED) == bps, bps
-    return smem
 
 
 def reread_shape(mb, sms):

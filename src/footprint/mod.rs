@@ -267,8 +267,8 @@ pub struct CacheParams {
     #[serde(default)]
     pub partial_store_loss_back_to_back: Option<f64>,
     /// The sectors partly written at a time over the GPU above which L2 writes back early
-    /// `1 - limit / count` of the pairs of stores of sectors a block writes alone, in a kernel
-    /// storing several arrays per point (see `MachineModel::partial_sector_limit`; 0: none).
+    /// `1 - limit / count` of the pairs of stores steps apart, in a kernel storing several
+    /// arrays per point (see `MachineModel::partial_sector_limit`; 0: none).
     #[serde(default)]
     pub partial_sector_limit: f64,
     /// Warp instructions waiting in front of the L1 at most (0: not known, reuses of a warp's own

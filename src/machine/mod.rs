@@ -183,10 +183,10 @@ pub struct MachineModel {
     #[serde(default)]
     pub partial_store_loss_back_to_back: Vec<(usize, f64)>,
     /// The sectors a kernel storing several arrays per point (D3Q19 SoA) holds partly written
-    /// at a time over the GPU, in the pairs of stores of sectors a block writes alone, counted
-    /// as the visitor counts them (Little's law over its steps), above which L2 writes back
-    /// `1 - limit / count` of them before their second store (`bench/partial-occupancy.py`);
-    /// 0 where not measured (none written back so).
+    /// at a time over the GPU in its pairs of stores within one wave, counted as the visitor
+    /// counts them (Little's law over its steps), above which L2 writes back `1 - limit /
+    /// count` of the pairs whose stores are steps apart before their second store
+    /// (`bench/partial-occupancy.py`); 0 where not measured (none written back so).
     #[serde(default)]
     pub partial_sector_limit: f64,
     /// L1 wavefronts (128 B each) an SM processes per cycle.
