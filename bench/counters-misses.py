@@ -47,8 +47,11 @@ CLASSES = {
                 "pairs of stores steps apart take 1 - partial_sector_limit/count, the count "
                 "the visitor's Little's law over its lockstep steps (measured by occupancy, "
                 "partial-occupancy/), which overcounts tiles of two fold points (whose first "
-                "fold point takes most of the run) and leaves out pairs of blocks at one "
-                "step, and star3d_r4's single array loses none by it; for AoS records "
+                "fold point takes most of the run); sectors blocks beside each other write at "
+                "one step count for neighbour_drift_share of the run and go once each (oos60/: "
+                "four-wide tiles at 16 warps per SM still 19-27 % over in DRAM store, one-wide "
+                "at 48 warps 22 % under, rows not aligned to sectors below the limit 7-14 % "
+                "under), and star3d_r4's single array loses none by it; for AoS records "
                 "the measured share by warps (after all loads where every store needs every "
                 "load; back to back where the compiled code issues a fold point's stores as "
                 "consecutive instructions, compiled-order/places/; the SM's where it "
@@ -66,7 +69,8 @@ CLASSES = {
                 "bench/partial-count.py: the visitor's own count of sectors partly written at a "
                 "time orders D3Q19 SoA's losses (half the pairs at 80-240 K), not star3d_r4's; "
                 "h200 partial-occupancy/: the loss follows the blocks resident, not the compiled "
-                "order"),
+                "order; h200 oos60/: D3Q19 SoA tiles whose sectors neighbouring blocks write at "
+                "one step"),
     "l2-less": ("DRAM load", "L2 capacity: L2 loses reuses the model keeps (reuse distances "
                 "on the steep part of the measured curve, the L2 split, written data taking "
                 "more room than read data; in SoA tiles folded along x, the other half of a "

@@ -191,6 +191,15 @@ sweeps() {
       run d3q19_srt_pull-soa-oos59$x d3q19_srt_pull-soa-oos59 "$m" 256,256,256 \
       "$HERE/lbm/d3q19_srt_pull.toml"
     SWEEPS="$SWEEPS d3q19_srt_pull-soa-oos59$x"
+    # Out of sample for the sectors x-neighbouring blocks write at one step (oos60/raw/oos60.sh):
+    # D3Q19 SoA tiles one to four cells wide unfolded along x (the current kernel), and tiles 16
+    # to 128 wide with one ghost layer (rows not aligned to sectors); none in an earlier sweep.
+    for v in narrow:$HERE/lbm/d3q19_srt_pull.toml misaligned:$SOA; do
+      local n=d3q19_srt_pull-soa-oos60-${v%%:*}
+      RAW=oos60/raw OWN_ORDERS=oos60/raw/$n-compiled-order.txt ORIGINAL=oos60/$n.json \
+        run $n$x $n "$m" 256,256,256 "${v#*:}"
+      SWEEPS="$SWEEPS $n$x"
+    done
   fi
   if [ "$GPU" = h100 ]; then
     # Register spills: D3Q19 SoA and AoS at 1024-thread blocks (64 registers at most) and

@@ -1435,9 +1435,12 @@ impl BlockScratch {
     /// partly written at a time over the GPU (Little's law: each pair's sectors for the share of
     /// the block's steps between its two stores, at every resident block); above the limit L2
     /// fills and writes back `1 - limit / count` of those whose two stores are steps apart
-    /// (one thread's fold points, or a neighbour's and then the thread's next one; a pair at
-    /// one step is complete within it), each once, beyond what it splits by evicting them
-    /// (`missed`, per write pair). Measured (`bench/partial-occupancy.py`, H200): D3Q19 SoA
+    /// (one thread's fold points, or a neighbour's and then the thread's next one), each once,
+    /// beyond what it splits by evicting them (`missed`, per write pair). A sector whose pieces
+    /// blocks beside each other write at one step (tiles narrower than a sector, rows not
+    /// aligned to sectors) is partly written for as long as the blocks drift apart
+    /// (`CacheParams::neighbour_drift_share` of the run) and lost so too, once per sector; a
+    /// block's own pieces at one step are complete within it. Measured (`bench/partial-occupancy.py`, H200): D3Q19 SoA
     /// tiles folded along x lose 0.02, 0.08, 0.25 and 0.52 of such sectors at 1, 2, 4 and 8
     /// blocks per SM, whatever order their stores are compiled in; star3d_r4's, at as many
     /// sectors, 0.00-0.06 (one output array: partly written lines far apart reach L2's limit
@@ -1454,11 +1457,15 @@ impl BlockScratch {
             return 0.0;
         }
         let pairs = &self.pass.write_pairs;
+        let across = &self.pass.write_pairs_across;
         let st = steps as f64;
+        // Two blocks' pieces of a sector at one step go out as far apart as the blocks drift.
+        let drift = (p.neighbour_drift_share * st).min(st);
         let count = pairs
             .iter()
-            .filter(|c| c.m == 0)
-            .map(|c| c.sectors * c.steps_apart(steps).clamp(0.0, st) / st)
+            .zip(across)
+            .filter(|(c, _)| c.m == 0)
+            .map(|(c, a)| (c.sectors * c.steps_apart(steps).clamp(0.0, st) + a * drift) / st)
             .sum::<f64>()
             * wave;
         if count <= p.partial_sector_limit {
@@ -1467,9 +1474,21 @@ impl BlockScratch {
         let share = 1.0 - p.partial_sector_limit / count;
         pairs
             .iter()
+            .zip(across)
             .zip(missed)
-            .filter(|(c, _)| c.m == 0 && c.now != c.then)
-            .map(|(c, m)| c.sectors * (share - m).max(0.0))
+            .map(|((c, a), m)| {
+                let lost = (share - m).max(0.0);
+                if c.m != 0 {
+                    0.0
+                } else if c.now != c.then {
+                    c.sectors * lost
+                } else if drift > 0.0 {
+                    // Each sector once, over its pairs of two blocks.
+                    a * lost
+                } else {
+                    0.0
+                }
+            })
             .sum()
     }
 

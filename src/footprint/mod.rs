@@ -271,6 +271,10 @@ pub struct CacheParams {
     /// arrays per point (see `MachineModel::partial_sector_limit`; 0: none).
     #[serde(default)]
     pub partial_sector_limit: f64,
+    /// The share of a block's run between the pieces blocks beside each other write of one
+    /// sector at one step (see `MachineModel::neighbour_drift_share`; 0: none).
+    #[serde(default)]
+    pub neighbour_drift_share: f64,
     /// Warp instructions waiting in front of the L1 at most (0: not known, reuses of a warp's own
     /// AoS lines after its first burst see every resident warp, as in lockstep).
     #[serde(default)]
@@ -325,6 +329,7 @@ impl CacheParams {
             partial_store_loss_after_loads: machine.partial_store_share_after_loads(warps),
             partial_store_loss_back_to_back: machine.partial_store_share_back_to_back(warps),
             partial_sector_limit: machine.partial_sector_limit,
+            neighbour_drift_share: machine.neighbour_drift_share,
             l1_queue: machine.l1_queue_instructions as f64,
             l2_latency_lines: machine.l2_latency_cycles * machine.l1_wavefronts_per_cycle_per_sm,
         }
@@ -373,6 +378,7 @@ impl CacheParams {
                 "partial_store_loss_back_to_back",
                 self.partial_store_loss_back_to_back.unwrap_or(0.0),
             ),
+            ("neighbour_drift_share", self.neighbour_drift_share),
         ] {
             if !(0.0..=1.0).contains(&v) {
                 return bad(format!("{name} ({v}) must be a share from 0 to 1"));

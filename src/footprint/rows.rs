@@ -560,6 +560,10 @@ struct SectorPattern {
 /// Parts of a block's rows (see [`Part`]).
 const PARTS: usize = 8;
 
+/// One write of a sector as [`RowPass::sector_pairs`] orders them: `(time, wave, step, issue
+/// position, writer's launch offset)`.
+type GroupWrite = (i64, i64, u32, i64, i64);
+
 /// Scratch buffers and results of the row pass.
 #[derive(Debug, Default)]
 pub(crate) struct RowPass {
@@ -628,6 +632,10 @@ pub(crate) struct RowPass {
     recent: [(LinkClass, usize); POSITIONS],
     /// Consecutive writes found by [`RowPass::writes`], one per class.
     pub write_pairs: Vec<WritePair>,
+    /// Per pair of `write_pairs`, the sectors of its pairs whose two pieces two blocks write at
+    /// one step, of sectors all of whose pieces go out at one step: each sector once, shared
+    /// among its pairs of two blocks (see `BlockScratch::pairs_written_early`).
+    pub write_pairs_across: Vec<f64>,
     /// Sectors written in three or more pieces: the sectors (weighted as their pairs) and the
     /// range in `chain_pairs` of their consecutive pairs' indices in `write_pairs`, in time
     /// order. A sector L2 evicts partly written is filled before it is written back, once per
@@ -657,13 +665,17 @@ pub(crate) struct RowPass {
     patterns: HashMap<u64, SectorPattern, BuildHasherDefault<IntHasher>>,
     pattern_writes: Vec<(u32, i64)>,
     pattern_pairs: Vec<u32>,
+    /// Per entry of `pattern_pairs`, the share of a sector its pair adds to
+    /// `write_pairs_across` (0 where its pieces are not two blocks' at one step).
+    pattern_across: Vec<f32>,
     /// The writes of a row's sectors, `(sector, step, writer's launch offset)`, and the same
     /// bucketed by sector (`bucket` holds where each sector's writes end).
     writes: Vec<(i64, u32, i64)>,
     by_sector: Vec<(i64, u32, i64)>,
     bucket: Vec<usize>,
-    /// One sector's writes at an own position: `(time, wave, step, issue position)`.
-    group: Vec<(i64, i64, u32, i64)>,
+    /// One sector's writes at an own position: `(time, wave, step, issue position, writer's
+    /// launch offset)`.
+    group: Vec<GroupWrite>,
     /// The distinct writers (launch offsets) of one sector.
     deltas: Vec<i64>,
     /// Re-fetches found by [`RowPass::refetches`].
@@ -1065,6 +1077,7 @@ impl RowPass {
         self.link_index.clear();
         self.recent = [(LinkClass::NONE, 0); POSITIONS];
         self.write_pairs.clear();
+        self.write_pairs_across.clear();
         self.chains.clear();
         self.chain_pairs.clear();
         self.pair_index.clear();
@@ -1822,6 +1835,7 @@ impl RowPass {
         self.shadowed.clear();
         self.pattern_writes.clear();
         self.pattern_pairs.clear();
+        self.pattern_across.clear();
         for r in rows {
             let pi = r.plane as usize;
             let plane = &planes[pi];
@@ -2007,11 +2021,13 @@ impl RowPass {
                 let share = wj / p.writers.max(1) as f64;
                 p.weight += share;
                 let p = *p;
-                for &at in &self.pattern_pairs[p.pairs.0..p.pairs.0 + p.pairs.1] {
+                for k in p.pairs.0..p.pairs.0 + p.pairs.1 {
+                    let at = self.pattern_pairs[k] as usize;
                     if p.writers == 0 {
-                        self.own_pairs[at as usize].2 += share;
+                        self.own_pairs[at].2 += share;
                     } else {
-                        self.write_pairs[at as usize].sectors += share;
+                        self.write_pairs[at].sectors += share;
+                        self.write_pairs_across[at] += share * f64::from(self.pattern_across[k]);
                     }
                 }
                 i = e;
@@ -2081,6 +2097,7 @@ impl RowPass {
                 let at = self.own_pair_at(then, now);
                 self.own_pairs[at].2 += share;
                 self.pattern_pairs.push(at as u32);
+                self.pattern_across.push(0.0);
             }
             return 0;
         }
@@ -2099,6 +2116,7 @@ impl RowPass {
                     let at = self.pair_at(class, j, wave);
                     self.write_pairs[at].sectors += share;
                     self.pattern_pairs.push(at as u32);
+                    self.pattern_across.push(0.0);
                 }
                 continue;
             }
@@ -2107,10 +2125,26 @@ impl RowPass {
                 let q = p - delta;
                 let (o, ord) = (issue.by_wave.of(q), issue.order(q.rem_euclid(wave)));
                 let t = (o * steps + step as i64) * wave + ord;
-                self.group.push((t, o, step, ord));
+                self.group.push((t, o, step, ord, delta));
             }
             // In time order (by wave, step and issue position: `t`).
             self.group.sort_unstable_by_key(|g| g.0);
+            // Pairs of two blocks' pieces at one step: the sector counts once over them.
+            let across = |a: &GroupWrite, b: &GroupWrite| a.1 == b.1 && a.2 == b.2 && a.4 != b.4;
+            // Only a sector all of whose pieces go out at one step: one with pieces steps apart
+            // is written back early by its stepped pairs.
+            let one_step = self
+                .group
+                .windows(2)
+                .all(|w| w[0].1 == w[1].1 && w[0].2 == w[1].2);
+            let n_across = if one_step {
+                self.group
+                    .windows(2)
+                    .filter(|w| across(&w[0], &w[1]))
+                    .count()
+            } else {
+                0
+            };
             for k in 1..self.group.len() {
                 let (a, b) = (self.group[k - 1], self.group[k]);
                 let class = PairClass {
@@ -2123,6 +2157,13 @@ impl RowPass {
                 let at = self.pair_at(class, j, wave);
                 self.write_pairs[at].sectors += share;
                 self.pattern_pairs.push(at as u32);
+                let f = if n_across > 0 && across(&a, &b) {
+                    1.0 / n_across as f64
+                } else {
+                    0.0
+                };
+                self.write_pairs_across[at] += share * f;
+                self.pattern_across.push(f as f32);
             }
         }
         writers
@@ -2175,6 +2216,7 @@ impl RowPass {
         let at = *self.pair_index.entry(class).or_insert(next);
         if at == next {
             self.write_pairs.push(Self::pair_of(class, wave));
+            self.write_pairs_across.push(0.0);
         }
         if let Some(e) = self.recent_pairs.get_mut(slot) {
             *e = (class, at);

@@ -28,6 +28,7 @@ fn big() -> CacheParams {
         partial_store_loss_after_loads: None,
         partial_store_loss_back_to_back: None,
         partial_sector_limit: 0.0,
+        neighbour_drift_share: 0.0,
         l1_queue: 0.0,
         l2_latency_lines: 0.0,
     }
@@ -707,6 +708,48 @@ fn sectors_partly_written_beyond_the_limit_are_written_back_early() {
             .stores_several_arrays()
     };
     assert!(several(&soa) && !several(&aos) && !several(&star));
+}
+
+#[test]
+fn sectors_neighbouring_blocks_write_at_one_step_are_lost_by_their_drift() {
+    // Measured on the H200 (`oos60/`): D3Q19 SoA tiles one to four cells wide, unfolded along
+    // x, whose sectors two to eight x-neighbouring blocks write at one step, write 0.3-0.8 of
+    // them back early. The visitor counts such a sector partly written for the blocks' drift
+    // (`neighbour_drift_share` of the run) and loses it once, however many pieces it has.
+    let m = crate::spec::load_machine("h200").unwrap();
+    let (_, soa) = d3q19_pull();
+    let d = Domain::new3(128, 64, 64);
+    let est = |c: &LaunchConfig, limit: f64, drift: f64| {
+        let p = CacheParams {
+            partial_sector_limit: limit,
+            neighbour_drift_share: drift,
+            ..CacheParams::from_machine(&m, c.threads(), 3)
+        };
+        estimate(&soa, c, &d, &p).unwrap()
+    };
+    // One output sector holds 8 words: 76 B/LUP more written if every sector went twice.
+    let whole = 19.0 * 32.0 / 8.0;
+    for block in [[1, 32, 8], [4, 16, 4]] {
+        let c = LaunchConfig::new(block, [1, 1, 2]);
+        let base = est(&c, 0.0, 0.0);
+        // Without a drift the pieces at one step are complete at once.
+        assert_eq!(est(&c, 1.0, 0.0), base, "{block:?}");
+        let lost = est(&c, 1.0, 0.2);
+        let extra = lost.dram_store - base.dram_store;
+        // Nearly every sector, each once (a one-wide tile's sector has seven pairs).
+        assert!(
+            (0.8 * whole..=1.001 * whole).contains(&extra),
+            "{block:?}: {extra} B/LUP more written"
+        );
+        assert!(close(lost.dram_load - base.dram_load, extra));
+        assert_eq!(lost.l2_load, base.l2_load);
+        // A longer drift holds more sectors partly written: more go at one limit.
+        let at = |drift| est(&c, 3.0e4, drift).dram_store;
+        assert!(at(0.05) < at(0.2) && at(0.2) < at(0.4), "{block:?}");
+    }
+    // A tile one thread completes each sector of, at fold points along x, keeps its count.
+    let folded = LaunchConfig::new([4, 2, 8], [2, 1, 4]);
+    assert_eq!(est(&folded, 3.0e4, 0.4), est(&folded, 3.0e4, 0.0));
 }
 
 #[test]

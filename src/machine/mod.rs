@@ -189,6 +189,12 @@ pub struct MachineModel {
     /// (`bench/partial-occupancy.py`); 0 where not measured (none written back so).
     #[serde(default)]
     pub partial_sector_limit: f64,
+    /// How far apart, as a share of a block's run, blocks beside each other write their pieces
+    /// of a sector they share at one step (their drift: tiles narrower than a sector, rows not
+    /// aligned to sectors), for [`MachineModel::partial_sector_limit`]'s count; 0 where not
+    /// known (such a sector is complete at once).
+    #[serde(default)]
+    pub neighbour_drift_share: f64,
     /// L1 wavefronts (128 B each) an SM processes per cycle.
     pub l1_wavefronts_per_cycle_per_sm: f64,
     /// Warp instructions that wait in front of an SM's L1 at most (0 where not known): with

@@ -201,7 +201,7 @@ const FIGURES: [(&str, &str, f64, f64, bool); 26] = [
 
 /// Figures a file may leave out, and the value they then take: (key, meaning, minimum, maximum,
 /// integer?, default).
-const OPTIONAL_FIGURES: [(&str, &str, f64, f64, bool, f64); 8] = [
+const OPTIONAL_FIGURES: [(&str, &str, f64, f64, bool, f64); 9] = [
     (
         "l1_conflict_ways",
         "L1 ways that lines spread over sets compete in, 0 for one fully associative LRU",
@@ -263,6 +263,14 @@ const OPTIONAL_FIGURES: [(&str, &str, f64, f64, bool, f64); 8] = [
         "the sectors partly written at a time over the GPU above which L2 writes back early the pairs of stores steps apart of a kernel storing several arrays per point, 0 where not measured",
         0.0,
         1.0e9,
+        false,
+        0.0,
+    ),
+    (
+        "neighbour_drift_share",
+        "the share of a block's run between the pieces blocks beside each other write of one sector at one step, 0 where not known",
+        0.0,
+        1.0,
         false,
         0.0,
     ),
@@ -605,6 +613,7 @@ pub fn parse_machine(text: &str, file: &str) -> Result<MachineModel, MachineErro
         l1_queue_instructions: u("l1_queue_instructions"),
         l2_latency_cycles: f("l2_latency_cycles"),
         partial_sector_limit: f("partial_sector_limit"),
+        neighbour_drift_share: f("neighbour_drift_share"),
         l2_bandwidth: f("l2_bandwidth"),
         dram_bandwidth: f("dram_bandwidth"),
         dram_latency_ns: f("dram_latency_ns"),
@@ -894,6 +903,29 @@ mod tests {
             assert_refused(&t, at, "partial_sector_limit", bad);
         }
         assert_needs_source(text, "partial_sector_limit");
+        // The drift between neighbouring blocks' pieces: 0 without it, a share of the run, with
+        // a source.
+        let line = "neighbour_drift_share = 0.2";
+        let bare = without_source(
+            &text.replace(&format!("{line}\n"), ""),
+            "neighbour_drift_share",
+        );
+        assert_eq!(
+            parse_machine(&bare, "m.toml")
+                .unwrap()
+                .neighbour_drift_share,
+            0.0
+        );
+        assert_eq!(
+            parse_machine(text, "m.toml").unwrap().neighbour_drift_share,
+            0.2
+        );
+        let at = text.lines().position(|l| l == line).unwrap() + 1;
+        for bad in ["-0.1", "1.5", "\"long\""] {
+            let t = text.replace(line, &format!("neighbour_drift_share = {bad}"));
+            assert_refused(&t, at, "neighbour_drift_share", bad);
+        }
+        assert_needs_source(text, "neighbour_drift_share");
         // The loss of partly written sectors (as copied, and with the stores after all the
         // loads): rising warps, shares from 0 to 1, with a source.
         for key in [
