@@ -1440,11 +1440,12 @@ impl BlockScratch {
     /// blocks beside each other write at one step (tiles narrower than a sector, rows not
     /// aligned to sectors) is partly written for as long as the blocks drift apart
     /// (`CacheParams::neighbour_drift_share` of the run) and lost so too, once per sector; a
-    /// block's own pieces at one step are complete within it. Measured (`bench/partial-occupancy.py`, H200): D3Q19 SoA
-    /// tiles folded along x lose 0.02, 0.08, 0.25 and 0.52 of such sectors at 1, 2, 4 and 8
-    /// blocks per SM, whatever order their stores are compiled in; star3d_r4's, at as many
-    /// sectors, 0.00-0.06 (one output array: partly written lines far apart reach L2's limit
-    /// earlier, `bench/l2-traffic.py` set `pstride`).
+    /// block's own pieces at one step are complete within it. Measured
+    /// (`bench/partial-occupancy.py`, H200): D3Q19 SoA tiles folded along x lose 0.02, 0.08,
+    /// 0.25 and 0.52 of such sectors at 1, 2, 4 and 8 blocks per SM, whatever order their
+    /// stores are compiled in; star3d_r4's, at as many sectors, 0.00-0.06 (one output array:
+    /// partly written lines far apart reach L2's limit earlier, `bench/l2-traffic.py` set
+    /// `pstride`); tiles narrower than a sector 0.30-0.82 of their sectors (`oos60/`).
     fn pairs_written_early(
         &self,
         prog: &MemoryProgram,

@@ -186,7 +186,8 @@ pub struct MachineModel {
     /// at a time over the GPU in its pairs of stores within one wave, counted as the visitor
     /// counts them (Little's law over its steps), above which L2 writes back `1 - limit /
     /// count` of the pairs whose stores are steps apart before their second store
-    /// (`bench/partial-occupancy.py`); 0 where not measured (none written back so).
+    /// (`bench/partial-occupancy.py`), and of the sectors neighbouring blocks write at one step
+    /// ([`MachineModel::neighbour_drift_share`]); 0 where not measured (none written back so).
     #[serde(default)]
     pub partial_sector_limit: f64,
     /// How far apart, as a share of a block's run, blocks beside each other write their pieces
