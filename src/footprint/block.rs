@@ -1430,22 +1430,23 @@ impl BlockScratch {
     }
 
     /// The sectors of the average block that L2 writes back early, between the two stores of a
-    /// pair, by its limit on partly written sectors (`CacheParams::partial_sector_limit`). In a
-    /// kernel storing several arrays per point, the pairs within one wave hold `count` sectors
-    /// partly written at a time over the GPU (Little's law: each pair's sectors for the share of
-    /// the block's steps between its two stores, at every resident block); above the limit L2
-    /// fills and writes back `1 - limit / count` of those whose two stores are steps apart
-    /// (one thread's fold points, or a neighbour's and then the thread's next one), each once,
-    /// beyond what it splits by evicting them (`missed`, per write pair). A sector whose pieces
-    /// blocks beside each other write at one step (tiles narrower than a sector, rows not
-    /// aligned to sectors) is partly written for as long as the blocks drift apart
-    /// (`CacheParams::neighbour_drift_share` of the run) and lost so too, once per sector; a
-    /// block's own pieces at one step are complete within it. Measured
+    /// pair, by its limit on partly written sectors (`CacheParams::partial_sector_limit`). The
+    /// pairs within one wave hold `count` sectors partly written at a time over the GPU
+    /// (Little's law: each pair's sectors for the share of the block's steps between its two
+    /// stores, at every resident block); above the limit L2 fills and writes back
+    /// `1 - limit / count` of those whose two stores are steps apart (one thread's fold points,
+    /// or a neighbour's and then the thread's next one), each once, beyond what it splits by
+    /// evicting them (`missed`, per write pair), in a kernel storing several arrays per point
+    /// only. A sector whose pieces blocks beside each other write at one step (tiles narrower
+    /// than a sector, rows not aligned to sectors) is partly written for as long as the blocks
+    /// drift apart (`CacheParams::neighbour_drift_share` of the run) and lost so too, once per
+    /// sector, in every kernel; a block's own pieces at one step are complete within it. Measured
     /// (`bench/partial-occupancy.py`, H200): D3Q19 SoA tiles folded along x lose 0.02, 0.08,
     /// 0.25 and 0.52 of such sectors at 1, 2, 4 and 8 blocks per SM, whatever order their
     /// stores are compiled in; star3d_r4's, at as many sectors, 0.00-0.06 (one output array:
     /// partly written lines far apart reach L2's limit earlier, `bench/l2-traffic.py` set
-    /// `pstride`); tiles narrower than a sector 0.30-0.82 of their sectors (`oos60/`).
+    /// `pstride`); D3Q19 SoA tiles narrower than a sector 0.30-0.82 of their sectors (`oos60/`),
+    /// star3d_r4's 0.16-0.45 (`partial-occupancy/narrow`, at the driver's carve-out).
     fn pairs_written_early(
         &self,
         prog: &MemoryProgram,
@@ -1454,9 +1455,12 @@ impl BlockScratch {
         steps: usize,
         wave: f64,
     ) -> f64 {
-        if p.partial_sector_limit <= 0.0 || steps == 0 || !prog.stores_several_arrays() {
+        if p.partial_sector_limit <= 0.0 || steps == 0 {
             return 0.0;
         }
+        // A kernel storing one array keeps its pairs steps apart (star3d_r4, `pstride`); the
+        // sectors its blocks share at one step it loses as the others do.
+        let stepped = prog.stores_several_arrays();
         let pairs = &self.pass.write_pairs;
         let across = &self.pass.write_pairs_across;
         let st = steps as f64;
@@ -1466,7 +1470,14 @@ impl BlockScratch {
             .iter()
             .zip(across)
             .filter(|(c, _)| c.m == 0)
-            .map(|(c, a)| (c.sectors * c.steps_apart(steps).clamp(0.0, st) + a * drift) / st)
+            .map(|(c, a)| {
+                let apart = if stepped {
+                    c.sectors * c.steps_apart(steps).clamp(0.0, st)
+                } else {
+                    0.0
+                };
+                (apart + a * drift) / st
+            })
             .sum::<f64>()
             * wave;
         if count <= p.partial_sector_limit {
@@ -1482,7 +1493,11 @@ impl BlockScratch {
                 if c.m != 0 {
                     0.0
                 } else if c.now != c.then {
-                    c.sectors * lost
+                    if stepped {
+                        c.sectors * lost
+                    } else {
+                        0.0
+                    }
                 } else if drift > 0.0 {
                     // Each sector once, over its pairs of two blocks.
                     a * lost

@@ -750,6 +750,24 @@ fn sectors_neighbouring_blocks_write_at_one_step_are_lost_by_their_drift() {
     // A tile one thread completes each sector of, at fold points along x, keeps its count.
     let folded = LaunchConfig::new([4, 2, 8], [2, 1, 4]);
     assert_eq!(est(&folded, 3.0e4, 0.4), est(&folded, 3.0e4, 0.0));
+    // A kernel storing one array (star3d_r4 f64, four words a sector) loses its sectors shared
+    // at one step too, once each, while it keeps its pairs steps apart.
+    let star = star_r4_f64();
+    let p = |limit: f64, drift: f64, c: &LaunchConfig| CacheParams {
+        partial_sector_limit: limit,
+        neighbour_drift_share: drift,
+        ..CacheParams::from_machine(&m, c.threads(), 8)
+    };
+    let narrow = LaunchConfig::new([1, 16, 8], [1, 2, 2]);
+    let star_est = |limit, drift| estimate(&star, &narrow, &d, &p(limit, drift, &narrow)).unwrap();
+    let extra = star_est(1.0, 0.2).dram_store - star_est(0.0, 0.0).dram_store;
+    assert!((0.8 * 8.0..=1.001 * 8.0).contains(&extra), "{extra} B/LUP");
+    let x_folded = LaunchConfig::new([4, 2, 8], [2, 1, 4]);
+    let star_folded = |limit, drift| estimate(&star, &x_folded, &d, &p(limit, drift, &x_folded));
+    assert_eq!(
+        star_folded(1.0, 0.2).unwrap(),
+        star_folded(0.0, 0.0).unwrap()
+    );
 }
 
 #[test]

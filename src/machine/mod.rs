@@ -182,12 +182,13 @@ pub struct MachineModel {
     /// stands).
     #[serde(default)]
     pub partial_store_loss_back_to_back: Vec<(usize, f64)>,
-    /// The sectors a kernel storing several arrays per point (D3Q19 SoA) holds partly written
-    /// at a time over the GPU in its pairs of stores within one wave, counted as the visitor
-    /// counts them (Little's law over its steps), above which L2 writes back `1 - limit /
-    /// count` of the pairs whose stores are steps apart before their second store
-    /// (`bench/partial-occupancy.py`), and of the sectors neighbouring blocks write at one step
-    /// ([`MachineModel::neighbour_drift_share`]); 0 where not measured (none written back so).
+    /// The sectors a kernel holds partly written at a time over the GPU in its pairs of stores
+    /// within one wave, counted as the visitor counts them (Little's law over its steps), above
+    /// which L2 writes back `1 - limit / count` of the pairs whose stores are steps apart
+    /// before their second store, in a kernel storing several arrays per point (D3Q19 SoA;
+    /// `bench/partial-occupancy.py`), and of the sectors neighbouring blocks write at one step
+    /// in every kernel ([`MachineModel::neighbour_drift_share`]); 0 where not measured (none
+    /// written back so).
     #[serde(default)]
     pub partial_sector_limit: f64,
     /// How far apart, as a share of a block's run, blocks beside each other write their pieces

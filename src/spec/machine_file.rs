@@ -260,7 +260,7 @@ const OPTIONAL_FIGURES: [(&str, &str, f64, f64, bool, f64); 9] = [
     ),
     (
         "partial_sector_limit",
-        "the sectors partly written at a time over the GPU above which L2 writes back early the pairs of stores steps apart of a kernel storing several arrays per point, 0 where not measured",
+        "the sectors partly written at a time over the GPU above which L2 writes back early the pairs of stores steps apart of a kernel storing several arrays per point, and the sectors blocks beside each other write at one step, 0 where not measured",
         0.0,
         1.0e9,
         false,
