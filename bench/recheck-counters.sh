@@ -200,6 +200,13 @@ sweeps() {
         run $n$x $n "$m" 256,256,256 "${v#*:}"
       SWEEPS="$SWEEPS $n$x"
     done
+    # And star3d_r4 f64 tiles one or two wide, at the driver's carve-out and at 100 % (28 KiB of
+    # L1, the L1 each launch got read from ncu), for the one-array kernels (oos60/raw/oos60b.sh).
+    for n in star3d_r4-f64-oos60-narrow star3d_r4-f64-oos60-narrow-c100; do
+      RAW=oos60/raw OWN_ORDERS=oos60/raw/$n-compiled-order.txt ORIGINAL=oos60/$n.json \
+        run $n$x $n "$m" 256,256,256 "$STAR" --dtype f64
+      SWEEPS="$SWEEPS $n$x"
+    done
   fi
   if [ "$GPU" = h100 ]; then
     # Register spills: D3Q19 SoA and AoS at 1024-thread blocks (64 registers at most) and
