@@ -1490,19 +1490,11 @@ impl BlockScratch {
             .zip(missed)
             .map(|((c, a), m)| {
                 let lost = (share - m).max(0.0);
-                if c.m != 0 {
-                    0.0
-                } else if c.now != c.then {
-                    if stepped {
-                        c.sectors * lost
-                    } else {
-                        0.0
-                    }
-                } else if drift > 0.0 {
+                match (c.m, c.now != c.then) {
+                    (0, true) if stepped => c.sectors * lost,
                     // Each sector once, over its pairs of two blocks.
-                    a * lost
-                } else {
-                    0.0
+                    (0, false) if drift > 0.0 => a * lost,
+                    _ => 0.0,
                 }
             })
             .sum()

@@ -267,8 +267,9 @@ pub struct CacheParams {
     #[serde(default)]
     pub partial_store_loss_back_to_back: Option<f64>,
     /// The sectors partly written at a time over the GPU above which L2 writes back early
-    /// `1 - limit / count` of the pairs of stores steps apart, in a kernel storing several
-    /// arrays per point (see `MachineModel::partial_sector_limit`; 0: none).
+    /// `1 - limit / count` of the pairs of stores steps apart (in a kernel storing several
+    /// arrays per point) and of the sectors blocks beside each other write at one step (see
+    /// `MachineModel::partial_sector_limit`; 0: none).
     #[serde(default)]
     pub partial_sector_limit: f64,
     /// The share of a block's run between the pieces blocks beside each other write of one
