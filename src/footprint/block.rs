@@ -1438,15 +1438,17 @@ impl BlockScratch {
     /// or a neighbour's and then the thread's next one), each once, beyond what it splits by
     /// evicting them (`missed`, per write pair), in a kernel storing several arrays per point
     /// only. A sector whose pieces blocks beside each other write at one step (tiles narrower
-    /// than a sector, rows not aligned to sectors) is partly written for as long as the blocks
-    /// drift apart (`CacheParams::neighbour_drift_share` of the run) and lost so too, once per
-    /// sector, in every kernel; a block's own pieces at one step are complete within it. Measured
+    /// than a sector, rows not aligned to sectors; in AoS records, at one fold point: a record's
+    /// words go out store by store) is partly written for as long as the blocks drift apart
+    /// (`CacheParams::neighbour_drift_share` of the run) and lost so too, once per sector, in
+    /// every kernel; a block's own pieces at one step are complete within it. Measured
     /// (`bench/partial-occupancy.py`, H200): D3Q19 SoA tiles folded along x lose 0.02, 0.08,
     /// 0.25 and 0.52 of such sectors at 1, 2, 4 and 8 blocks per SM, whatever order their
     /// stores are compiled in; star3d_r4's, at as many sectors, 0.00-0.06 (one output array:
     /// partly written lines far apart reach L2's limit earlier, `bench/l2-traffic.py` set
     /// `pstride`); D3Q19 SoA tiles narrower than a sector 0.30-0.82 of their sectors (`oos60/`),
-    /// star3d_r4's 0.16-0.45 (`partial-occupancy/narrow`, at the driver's carve-out).
+    /// star3d_r4's 0.16-0.45 (`partial-occupancy/narrow`, at the driver's carve-out); D3Q19 AoS
+    /// tiles one or two records wide wrote 4.5-17.4 % more than estimated without it.
     fn pairs_written_early(
         &self,
         prog: &MemoryProgram,
@@ -1492,8 +1494,9 @@ impl BlockScratch {
                 let lost = (share - m).max(0.0);
                 match (c.m, c.now != c.then) {
                     (0, true) if stepped => c.sectors * lost,
-                    // Each sector once, over its pairs of two blocks.
-                    (0, false) if drift > 0.0 => a * lost,
+                    // Each sector once, over its pairs of two blocks (at one step, or an AoS
+                    // record's words at one fold point: `a` is 0 otherwise).
+                    (0, _) if drift > 0.0 => a * lost,
                     _ => 0.0,
                 }
             })

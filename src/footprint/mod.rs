@@ -268,12 +268,13 @@ pub struct CacheParams {
     pub partial_store_loss_back_to_back: Option<f64>,
     /// The sectors partly written at a time over the GPU above which L2 writes back early
     /// `1 - limit / count` of the pairs of stores steps apart (in a kernel storing several
-    /// arrays per point) and of the sectors blocks beside each other write at one step (see
-    /// `MachineModel::partial_sector_limit`; 0: none).
+    /// arrays per point) and of the sectors blocks beside each other write at one step (AoS
+    /// records: at one fold point; see `MachineModel::partial_sector_limit`; 0: none).
     #[serde(default)]
     pub partial_sector_limit: f64,
     /// The share of a block's run between the pieces blocks beside each other write of one
-    /// sector at one step (see `MachineModel::neighbour_drift_share`; 0: none).
+    /// sector at one step, or one fold point in AoS records (see
+    /// `MachineModel::neighbour_drift_share`; 0: none).
     #[serde(default)]
     pub neighbour_drift_share: f64,
     /// Warp instructions waiting in front of the L1 at most (0: not known, reuses of a warp's own

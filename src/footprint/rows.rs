@@ -551,6 +551,8 @@ pub(crate) enum Part {
 #[derive(Debug, Clone, Copy)]
 struct SectorPattern {
     writes: (usize, usize),
+    /// The steps of one store time (see [`RowPass::sector_pairs`]'s `unit`).
+    unit: u32,
     writers: usize,
     pairs: (usize, usize),
     /// The sectors written so, summed over the rows (each a writer's share, as its pairs).
@@ -633,8 +635,9 @@ pub(crate) struct RowPass {
     /// Consecutive writes found by [`RowPass::writes`], one per class.
     pub write_pairs: Vec<WritePair>,
     /// Per pair of `write_pairs`, the sectors of its pairs whose two pieces two blocks write at
-    /// one step, of sectors all of whose pieces go out at one step: each sector once, shared
-    /// among its pairs of two blocks (see `BlockScratch::pairs_written_early`).
+    /// one store time, of sectors all of whose pieces go out at one store time (one step; in
+    /// AoS records one fold point): each sector once, shared among its pairs of two blocks (see
+    /// `BlockScratch::pairs_written_early`).
     pub write_pairs_across: Vec<f64>,
     /// Sectors written in three or more pieces: the sectors (weighted as their pairs) and the
     /// range in `chain_pairs` of their consecutive pairs' indices in `write_pairs`, in time
@@ -666,7 +669,7 @@ pub(crate) struct RowPass {
     pattern_writes: Vec<(u32, i64)>,
     pattern_pairs: Vec<u32>,
     /// Per entry of `pattern_pairs`, the share of a sector its pair adds to
-    /// `write_pairs_across` (0 where its pieces are not two blocks' at one step).
+    /// `write_pairs_across` (0 where its pieces are not two blocks' at one store time).
     pattern_across: Vec<f32>,
     /// The writes of a row's sectors, `(sector, step, writer's launch offset)`, and the same
     /// bucketed by sector (`bucket` holds where each sector's writes end).
@@ -1908,7 +1911,10 @@ impl RowPass {
             }
             self.bucket_writes(lo, hi);
             let wj = r.weight * weight / POSITIONS as f64;
-            self.row_pairs(wj, &own_pos, issue, sh.steps() as i64);
+            // An AoS record's words go out at one fold point, store by store: for how long its
+            // sectors stay partly written, the fold point is one store time.
+            let unit = if plane.interleaved() { sh.slots } else { 1 };
+            self.row_pairs(wj, &own_pos, issue, sh.steps() as i64, unit);
         }
         // The block's own pairs, at each own position.
         let own_pairs = std::mem::take(&mut self.own_pairs);
@@ -1994,8 +2000,16 @@ impl RowPass {
     }
 
     /// Adds the pairs of consecutive writes of each sector of `by_sector` (bucketed by
-    /// [`RowPass::bucket_writes`]), `wj` sectors per own position in `own_pos`.
-    fn row_pairs(&mut self, wj: f64, own_pos: &[i64; POSITIONS], issue: Issue, steps: i64) {
+    /// [`RowPass::bucket_writes`]), `wj` sectors per own position in `own_pos`; `unit` steps
+    /// make one store time (see [`RowPass::sector_pairs`]).
+    fn row_pairs(
+        &mut self,
+        wj: f64,
+        own_pos: &[i64; POSITIONS],
+        issue: Issue,
+        steps: i64,
+        unit: u32,
+    ) {
         let mut i = 0;
         for sector in 0..self.bucket.len() {
             let e = self.bucket[sector];
@@ -2011,7 +2025,8 @@ impl RowPass {
             }
             let hash = h.finish();
             let known = self.patterns.get_mut(&hash).filter(|p| {
-                p.writes.1 == e - i
+                p.unit == unit
+                    && p.writes.1 == e - i
                     && self.pattern_writes[p.writes.0..p.writes.0 + p.writes.1]
                         .iter()
                         .zip(&self.by_sector[i..e])
@@ -2036,9 +2051,10 @@ impl RowPass {
             let (writes_start, pairs_start) = (self.pattern_writes.len(), self.pattern_pairs.len());
             self.pattern_writes
                 .extend(self.by_sector[i..e].iter().map(|w| (w.1, w.2)));
-            let writers = self.sector_pairs(i, e, wj, own_pos, issue, steps);
+            let writers = self.sector_pairs(i, e, wj, own_pos, issue, steps, unit);
             let pattern = SectorPattern {
                 writes: (writes_start, e - i),
+                unit,
                 writers,
                 pairs: (pairs_start, self.pattern_pairs.len() - pairs_start),
                 weight: wj / writers.max(1) as f64,
@@ -2056,7 +2072,9 @@ impl RowPass {
 
     /// Adds the pairs of consecutive writes of the sector whose writes are `by_sector[i..e]`
     /// (see [`RowPass::row_pairs`]) and records their indices in `pattern_pairs`; returns the
-    /// sector's writers (0 where the block alone writes it).
+    /// sector's writers (0 where the block alone writes it). Writes `unit` steps apart or less
+    /// (of one step, or of one fold point in AoS records) go out at one store time.
+    #[allow(clippy::too_many_arguments)]
     fn sector_pairs(
         &mut self,
         i: usize,
@@ -2065,6 +2083,7 @@ impl RowPass {
         own_pos: &[i64; POSITIONS],
         issue: Issue,
         steps: i64,
+        unit: u32,
     ) -> usize {
         let wave = issue.wave;
         // Every writer of the sector sees the same pairs: each block counts its share, so that
@@ -2129,14 +2148,12 @@ impl RowPass {
             }
             // In time order (by wave, step and issue position: `t`).
             self.group.sort_unstable_by_key(|g| g.0);
-            // Pairs of two blocks' pieces at one step: the sector counts once over them.
-            let across = |a: &GroupWrite, b: &GroupWrite| a.1 == b.1 && a.2 == b.2 && a.4 != b.4;
-            // Only a sector all of whose pieces go out at one step: one with pieces steps apart
-            // is written back early by its stepped pairs.
-            let one_step = self
-                .group
-                .windows(2)
-                .all(|w| w[0].1 == w[1].1 && w[0].2 == w[1].2);
+            // Pairs of two blocks' pieces at one store time: the sector counts once over them.
+            let at_once = |a: &GroupWrite, b: &GroupWrite| a.1 == b.1 && a.2 / unit == b.2 / unit;
+            let across = |a: &GroupWrite, b: &GroupWrite| at_once(a, b) && a.4 != b.4;
+            // Only a sector all of whose pieces go out at one store time: one with pieces steps
+            // apart is written back early by its stepped pairs.
+            let one_step = self.group.windows(2).all(|w| at_once(&w[0], &w[1]));
             let n_across = if one_step {
                 self.group
                     .windows(2)

@@ -771,6 +771,47 @@ fn sectors_neighbouring_blocks_write_at_one_step_are_lost_by_their_drift() {
 }
 
 #[test]
+fn record_sectors_neighbouring_blocks_write_at_one_fold_point_are_lost_by_their_drift() {
+    // An AoS record's 19 words go out at one fold point, store by store. Where x-neighbouring
+    // blocks write the two records a sector straddles (tiles one record wide), the sector is
+    // partly written for as long as the blocks drift apart, as SoA sectors the blocks write at
+    // one step: counted and lost once each (counter sweeps, H100 and H200: D3Q19 AoS tiles one
+    // or two records wide, unfolded along x, wrote 4.5-17.4 % more than estimated without it).
+    let m = crate::spec::load_machine("h200").unwrap();
+    let (aos, _) = d3q19_pull();
+    let d = Domain::new3(128, 64, 64);
+    let est = |c: &LaunchConfig, limit: f64, drift: f64| {
+        let p = CacheParams {
+            partial_sector_limit: limit,
+            neighbour_drift_share: drift,
+            ..CacheParams::from_machine(&m, c.threads(), 3)
+        };
+        estimate(&aos, c, &d, &p).unwrap()
+    };
+    // 76-byte records: 7 of every 8 record boundaries fall inside a sector, both of the
+    // representative block's here: a sector per boundary, 32 B/LUP if every one went twice.
+    let straddling = 32.0;
+    let one_wide = LaunchConfig::new([1, 32, 8], [1, 1, 2]);
+    let base = est(&one_wide, 0.0, 0.0);
+    assert_eq!(est(&one_wide, 1.0, 0.0), base);
+    let lost = est(&one_wide, 1.0, 0.2);
+    let extra = lost.dram_store - base.dram_store;
+    assert!(
+        (0.8 * straddling..=1.001 * straddling).contains(&extra),
+        "{extra} B/LUP more written"
+    );
+    assert!(close(lost.dram_load - base.dram_load, extra));
+    // A wide tile's neighbouring records are its own warp's, complete at once.
+    let wide = LaunchConfig::new([32, 4, 2], [1, 1, 2]);
+    let wide_extra = est(&wide, 1.0, 0.2).dram_store - est(&wide, 0.0, 0.0).dram_store;
+    assert!(wide_extra < 0.1 * extra, "{wide_extra} B/LUP");
+    // Records of one thread's x-fold points are written fold points apart: not at one time.
+    let x_folded = LaunchConfig::new([1, 32, 8], [2, 1, 1]);
+    let folded_extra = est(&x_folded, 1.0, 0.2).dram_store - est(&x_folded, 0.0, 0.0).dram_store;
+    assert!(folded_extra < 0.6 * extra, "{folded_extra} B/LUP");
+}
+
+#[test]
 fn interleaved_records_keep_the_block_share_beyond_the_measured_sm_warps() {
     // The AoS sweeps (`bench/aos-store-share.py`): tiles whose compiled code interleaves fold
     // points' stores lose the SM's share at 28-36 warps per SM (0.35-0.88), but only about the

@@ -193,7 +193,8 @@ pub struct MachineModel {
     pub partial_sector_limit: f64,
     /// How far apart, as a share of a block's run, blocks beside each other write their pieces
     /// of a sector they share at one step (their drift: tiles narrower than a sector, rows not
-    /// aligned to sectors), for [`MachineModel::partial_sector_limit`]'s count; 0 where not
+    /// aligned to sectors; AoS records one or two wide, whose words go out at one fold point),
+    /// for [`MachineModel::partial_sector_limit`]'s count; 0 where not
     /// known (such a sector is complete at once).
     #[serde(default)]
     pub neighbour_drift_share: f64,
