@@ -52,7 +52,10 @@ CLASSES = {
                 "four-wide tiles at 16 warps per SM still 19-27 % over in DRAM store, one-wide "
                 "at 48 warps 22 % under, rows not aligned to sectors below the limit 7-14 % "
                 "under; one-array kernels too, where star3d_r4's narrow tiles at 28 KiB of "
-                "L1 lose none and box3d_r1's none at all), and star3d_r4's single array loses "
+                "L1 lose none and box3d_r1's none at all; AoS records two blocks write at one "
+                "fold point likewise, oos61/: tiles one or two records wide still lose "
+                "0.2-2.25 sectors per straddling sector against 0-0.75 charged, their records "
+                "more than the block's share), and star3d_r4's single array loses "
                 "none by its pairs steps apart; for AoS records "
                 "the measured share by warps (after all loads where every store needs every "
                 "load; back to back where the compiled code issues a fold point's stores as "
@@ -72,7 +75,7 @@ CLASSES = {
                 "time orders D3Q19 SoA's losses (half the pairs at 80-240 K), not star3d_r4's; "
                 "h200 partial-occupancy/: the loss follows the blocks resident, not the compiled "
                 "order; h200 oos60/: D3Q19 SoA tiles whose sectors neighbouring blocks write at "
-                "one step"),
+                "one step; h200 oos61/: D3Q19 AoS tiles one or two records wide"),
     "l2-less": ("DRAM load", "L2 capacity: L2 loses reuses the model keeps (reuse distances "
                 "on the steep part of the measured curve, the L2 split, written data taking "
                 "more room than read data; in SoA tiles folded along x, the other half of a "

@@ -207,6 +207,13 @@ sweeps() {
         run $n$x $n "$m" 256,256,256 "$STAR" --dtype f64
       SWEEPS="$SWEEPS $n$x"
     done
+    # D3Q19 AoS tiles one or two records wide, unfolded along x, whose sectors two records
+    # straddle x-neighbouring blocks write at one fold point; none in an earlier sweep
+    # (oos61/raw/oos61.sh; the twins write their stores' places themselves).
+    n=d3q19_srt_pull-aos-oos61-narrow
+    RAW=oos61/raw OWN_ORDERS=oos61/raw/$n-compiled-order.txt ORIGINAL=oos61/$n.json \
+      run $n$x $n "$m" 256,256,256 "$aos"
+    SWEEPS="$SWEEPS $n$x"
   fi
   if [ "$GPU" = h100 ]; then
     # Register spills: D3Q19 SoA and AoS at 1024-thread blocks (64 registers at most) and
