@@ -1913,7 +1913,11 @@ impl RowPass {
             let wj = r.weight * weight / POSITIONS as f64;
             // An AoS record's words go out at one fold point, store by store: for how long its
             // sectors stay partly written, the fold point is one store time.
-            let unit = if plane.interleaved() { sh.slots.max(1) } else { 1 };
+            let unit = if plane.interleaved() {
+                sh.slots.max(1)
+            } else {
+                1
+            };
             self.row_pairs(wj, &own_pos, issue, sh.steps() as i64, unit);
         }
         // The block's own pairs, at each own position.
