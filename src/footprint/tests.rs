@@ -710,6 +710,18 @@ fn sectors_partly_written_beyond_the_limit_are_written_back_early() {
     assert!(several(&soa) && !several(&aos) && !several(&star));
 }
 
+/// The H200's volumes of `kernel` at 128×64×64 and 3 blocks per SM, with L2's limit on partly
+/// written sectors and the neighbouring blocks' drift as given.
+fn with_limit_and_drift(kernel: &Kernel, c: &LaunchConfig, limit: f64, drift: f64) -> DataVolumes {
+    let m = crate::spec::load_machine("h200").unwrap();
+    let p = CacheParams {
+        partial_sector_limit: limit,
+        neighbour_drift_share: drift,
+        ..CacheParams::from_machine(&m, c.threads(), 3)
+    };
+    estimate(kernel, c, &Domain::new3(128, 64, 64), &p).unwrap()
+}
+
 #[test]
 fn sectors_neighbouring_blocks_write_at_one_step_are_lost_by_their_drift() {
     // Measured on the H200 (`oos60/`): D3Q19 SoA tiles one to four cells wide, unfolded along
@@ -719,14 +731,8 @@ fn sectors_neighbouring_blocks_write_at_one_step_are_lost_by_their_drift() {
     let m = crate::spec::load_machine("h200").unwrap();
     let (_, soa) = d3q19_pull();
     let d = Domain::new3(128, 64, 64);
-    let est = |c: &LaunchConfig, limit: f64, drift: f64| {
-        let p = CacheParams {
-            partial_sector_limit: limit,
-            neighbour_drift_share: drift,
-            ..CacheParams::from_machine(&m, c.threads(), 3)
-        };
-        estimate(&soa, c, &d, &p).unwrap()
-    };
+    let est =
+        |c: &LaunchConfig, limit: f64, drift: f64| with_limit_and_drift(&soa, c, limit, drift);
     // One output sector holds 8 words: 76 B/LUP more written if every sector went twice.
     let whole = 19.0 * 32.0 / 8.0;
     for block in [[1, 32, 8], [4, 16, 4]] {
@@ -777,17 +783,9 @@ fn record_sectors_neighbouring_blocks_write_at_one_fold_point_are_lost_by_their_
     // partly written for as long as the blocks drift apart, as SoA sectors the blocks write at
     // one step: counted and lost once each (counter sweeps, H100 and H200: D3Q19 AoS tiles one
     // or two records wide, unfolded along x, wrote 4.5-17.4 % more than estimated without it).
-    let m = crate::spec::load_machine("h200").unwrap();
     let (aos, _) = d3q19_pull();
-    let d = Domain::new3(128, 64, 64);
-    let est = |c: &LaunchConfig, limit: f64, drift: f64| {
-        let p = CacheParams {
-            partial_sector_limit: limit,
-            neighbour_drift_share: drift,
-            ..CacheParams::from_machine(&m, c.threads(), 3)
-        };
-        estimate(&aos, c, &d, &p).unwrap()
-    };
+    let est =
+        |c: &LaunchConfig, limit: f64, drift: f64| with_limit_and_drift(&aos, c, limit, drift);
     // 76-byte records: 7 of every 8 record boundaries fall inside a sector, both of the
     // representative block's here: a sector per boundary, 32 B/LUP if every one went twice.
     let straddling = 32.0;
