@@ -260,7 +260,7 @@ const OPTIONAL_FIGURES: [(&str, &str, f64, f64, bool, f64); 9] = [
     ),
     (
         "partial_sector_limit",
-        "the sectors partly written at a time over the GPU above which L2 writes back early the pairs of stores steps apart of a kernel storing several arrays per point, and the sectors blocks beside each other write at one step, 0 where not measured",
+        "the sectors partly written at a time over the GPU above which L2 writes back early the pairs of stores steps apart of a kernel storing several arrays per point, and the sectors blocks beside each other write at one step (AoS records: at one fold point), 0 where not measured",
         0.0,
         1.0e9,
         false,
@@ -268,7 +268,7 @@ const OPTIONAL_FIGURES: [(&str, &str, f64, f64, bool, f64); 9] = [
     ),
     (
         "neighbour_drift_share",
-        "the share of a block's run between the pieces blocks beside each other write of one sector at one step, 0 where not known",
+        "the share of a block's run between the pieces blocks beside each other write of one sector at one step (AoS records: at one fold point), 0 where not known",
         0.0,
         1.0,
         false,
@@ -882,50 +882,41 @@ mod tests {
             }
             assert_needs_source(&given, key);
         }
-        // The limit on sectors partly written at a time: 0 without it, non-negative, with a
-        // source.
-        let bare = without_source(
-            &text.replace("partial_sector_limit = 42000.0\n", ""),
-            "partial_sector_limit",
-        );
-        assert_eq!(
-            parse_machine(&bare, "m.toml").unwrap().partial_sector_limit,
-            0.0
-        );
-        assert_eq!(
-            parse_machine(text, "m.toml").unwrap().partial_sector_limit,
-            42000.0
-        );
-        let line = "partial_sector_limit = 42000.0";
-        let at = text.lines().position(|l| l == line).unwrap() + 1;
-        for bad in ["-1.0", "\"many\""] {
-            let t = text.replace(line, &format!("partial_sector_limit = {bad}"));
-            assert_refused(&t, at, "partial_sector_limit", bad);
+        // The limit on sectors partly written at a time (non-negative) and the drift between
+        // neighbouring blocks' pieces (a share of the run): 0 without them, with a source.
+        type Read = fn(&MachineModel) -> f64;
+        let optional: [(&str, &str, f64, &[&str], Read); 2] = [
+            (
+                "partial_sector_limit",
+                "42000.0",
+                42000.0,
+                &["-1.0", "\"many\""],
+                |m| m.partial_sector_limit,
+            ),
+            (
+                "neighbour_drift_share",
+                "0.2",
+                0.2,
+                &["-0.1", "1.5", "\"long\""],
+                |m| m.neighbour_drift_share,
+            ),
+        ];
+        for (key, given, value, bads, read) in optional {
+            let line = format!("{key} = {given}");
+            let bare = without_source(&text.replace(&format!("{line}\n"), ""), key);
+            assert_eq!(read(&parse_machine(&bare, "m.toml").unwrap()), 0.0, "{key}");
+            assert_eq!(
+                read(&parse_machine(text, "m.toml").unwrap()),
+                value,
+                "{key}"
+            );
+            let at = text.lines().position(|l| l == line).unwrap() + 1;
+            for bad in bads {
+                let t = text.replace(&line, &format!("{key} = {bad}"));
+                assert_refused(&t, at, key, bad);
+            }
+            assert_needs_source(text, key);
         }
-        assert_needs_source(text, "partial_sector_limit");
-        // The drift between neighbouring blocks' pieces: 0 without it, a share of the run, with
-        // a source.
-        let line = "neighbour_drift_share = 0.2";
-        let bare = without_source(
-            &text.replace(&format!("{line}\n"), ""),
-            "neighbour_drift_share",
-        );
-        assert_eq!(
-            parse_machine(&bare, "m.toml")
-                .unwrap()
-                .neighbour_drift_share,
-            0.0
-        );
-        assert_eq!(
-            parse_machine(text, "m.toml").unwrap().neighbour_drift_share,
-            0.2
-        );
-        let at = text.lines().position(|l| l == line).unwrap() + 1;
-        for bad in ["-0.1", "1.5", "\"long\""] {
-            let t = text.replace(line, &format!("neighbour_drift_share = {bad}"));
-            assert_refused(&t, at, "neighbour_drift_share", bad);
-        }
-        assert_needs_source(text, "neighbour_drift_share");
         // The loss of partly written sectors (as copied, and with the stores after all the
         // loads): rising warps, shares from 0 to 1, with a source.
         for key in [
