@@ -325,6 +325,45 @@ def stamped_run(cp, binary, kernel, dtype, domain, config, options=(), ready=Fal
             "max_rel_error": err}
 
 
+def stamped_measure(binary, out_path, kernel, dtype, domain, configs, analyse, ready=False):
+    """Runs [`stamped_run`] for each of `configs` (LBM kernels with the float options the counter
+    sweeps' twins ran with) and writes the results to `out_path` with the provenance;
+    `analyse(config, run)` gives each configuration's `(result dict, line to print)`."""
+    import cupy as cp
+
+    src = emit_cuda(binary, kernel, [1, 1, 1], [1, 1, 1], dtype, domain)[0]
+    options = FLOAT_OPTIONS if lbm_layout(src)[0] > 1 else ()
+    results = []
+    for config in configs:
+        run = stamped_run(cp, binary, kernel, dtype, domain, config, options, ready=ready)
+        res, line = analyse(config, run)
+        print(f"{config}: {line}", flush=True)
+        results.append(res)
+    out = {**provenance(cp), "kernel": kernel, "dtype": dtype, "domain": domain,
+           "options": list(options), "results": results}
+    with open(out_path, "w") as f:
+        json.dump(out, f, indent=1)
+
+
+def report_levels(reports, level):
+    """`(block, fold)` → `(estimated, measured, blocks per SM)` of `level` in the counter reports
+    `reports` (the first report naming a configuration gives it)."""
+    found = {}
+    for rp in reports:
+        for r in json.load(open(rp))["records"]:
+            if r.get("estimate") and r.get("measured"):
+                key = (tuple(r["config"]["block"]), tuple(r["config"]["fold"]))
+                found.setdefault(key, (r["estimate"][level], r["measured"][level],
+                                       r.get("blocks_per_sm")))
+    return found
+
+
+def stamped_heading(d):
+    """The first line of a stamped probe's summary: device, driver, date, commit and kernel."""
+    return (f"{d.get('device')}, driver {d.get('driver')}, {d.get('date')}, commit "
+            f"{d.get('commit')}: {os.path.basename(d['kernel'])} {d['dtype']} {d['domain']}\n")
+
+
 def stamped_cli(doc, measure, summary):
     """The command line of the scripts built on [`stamped_run`]: `summary OUT.json [REPORT...]`
     or `measure BIN OUT.json KERNEL DTYPE DOMAIN CONFIG...`; else exits with `doc`."""

@@ -41,7 +41,7 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from benchlib import FLOAT_OPTIONS, lbm_layout, emit_cuda, provenance, stamped_cli, stamped_run  # noqa: E402
+from benchlib import report_levels, stamped_cli, stamped_heading, stamped_measure  # noqa: E402
 
 # Warps whose gaps are counted against every warp's fold point starts (all warps' shares are
 # taken; the GPU-wide count samples these many).
@@ -88,27 +88,18 @@ def gaps(rec, wpb, nf):
 
 
 def measure(binary, out_path, kernel, dtype, domain, configs):
-    import cupy as cp
-
-    results = []
-    # LBM twins run with the counters' float options; the kernel decides, not the configuration.
-    src = emit_cuda(binary, kernel, [1, 1, 1], [1, 1, 1], dtype, domain)[0]
-    options = FLOAT_OPTIONS if lbm_layout(src)[0] > 1 else ()
-    for config in configs:
-        run = stamped_run(cp, binary, kernel, dtype, domain, config, options, ready=True)
-        regs = run["kernel"].attributes["num_regs"]
-        res = {"config": config, "block": run["block"], "fold": run["fold"], "registers": regs,
+    def analyse(config, run):
+        res = {"config": config, "block": run["block"], "fold": run["fold"],
+               "registers": run["kernel"].attributes["num_regs"],
                "max_rel_error": run["max_rel_error"],
                **gaps(run["records"], run["wpb"], len(run["points"]))}
-        print(f"{config}: resident {res['resident_warps']:.0f} warps, share "
-              f"{[round(x, 3) for x in res['share_median']]}, gpu "
-              f"{[round(x, 3) for x in res['gpu']]}, wait {[round(x, 3) for x in res['wait_median']]}, "
-              f"gpu after ready {[round(x, 3) for x in res['gpu_after_ready']]}", flush=True)
-        results.append(res)
-    out = {**provenance(cp), "kernel": kernel, "dtype": dtype, "domain": domain,
-           "options": list(options), "results": results}
-    with open(out_path, "w") as f:
-        json.dump(out, f, indent=1)
+        return res, (f"resident {res['resident_warps']:.0f} warps, share "
+                     f"{[round(x, 3) for x in res['share_median']]}, gpu "
+                     f"{[round(x, 3) for x in res['gpu']]}, wait "
+                     f"{[round(x, 3) for x in res['wait_median']]}, gpu after ready "
+                     f"{[round(x, 3) for x in res['gpu_after_ready']]}")
+
+    stamped_measure(binary, out_path, kernel, dtype, domain, configs, analyse, ready=True)
 
 
 def shown(xs):
@@ -118,14 +109,8 @@ def shown(xs):
 
 def summary(path, *reports):
     d = json.load(open(path))
-    dram = {}
-    for rp in reports:
-        for r in json.load(open(rp))["records"]:
-            if r.get("estimate") and r.get("measured"):
-                key = (tuple(r["config"]["block"]), tuple(r["config"]["fold"]))
-                dram[key] = (r["estimate"]["dram_load"], r["measured"]["dram_load"])
-    print(f"{d.get('device')}, driver {d.get('driver')}, {d.get('date')}, commit "
-          f"{d.get('commit')}: {os.path.basename(d['kernel'])} {d['dtype']} {d['domain']}\n")
+    dram = report_levels(reports, "dram_load")
+    print(stamped_heading(d))
     print("| block | fold | registers | resident warps | warp run µs | share of the run per "
           "fold point (median) | of which until its first store | GPU fold points per resident "
           "warp in it | of which after its first store | DRAM load est / measured |")

@@ -31,7 +31,7 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from benchlib import FLOAT_OPTIONS, emit_cuda, lbm_layout, provenance, stamped_cli, stamped_run  # noqa: E402
+from benchlib import report_levels, stamped_cli, stamped_heading, stamped_measure  # noqa: E402
 
 
 def pair_spread(x):
@@ -77,13 +77,7 @@ def spreads(rec, wpb, nf):
 
 
 def measure(binary, out_path, kernel, dtype, domain, configs):
-    import cupy as cp
-
-    results = []
-    src = emit_cuda(binary, kernel, [1, 1, 1], [1, 1, 1], dtype, domain)[0]
-    options = FLOAT_OPTIONS if lbm_layout(src)[0] > 1 else ()
-    for config in configs:
-        run = stamped_run(cp, binary, kernel, dtype, domain, config, options)
+    def analyse(config, run):
         nf = len(run["points"])
         sp, bps, near = spreads(run["records"], run["wpb"], nf)
         drift = 3 * float(sp[1:].mean()) if nf > 1 else 0.0
@@ -93,27 +87,17 @@ def measure(binary, out_path, kernel, dtype, domain, configs):
                "spread": [float(x) for x in sp], "drift": drift,
                "spread_by_warp_distance": near,
                "max_rel_error": run["max_rel_error"]}
-        print(f"{config}: {nf} fold points, {bps:.1f} blocks per SM, spread "
-              f"{[round(float(x), 3) for x in sp[:9]]}, drift {drift:.2f} fold points, by warp distance "
-              f"{ {k: round(v, 3) for k, v in near.items()} }", flush=True)
-        results.append(res)
-    out = {**provenance(cp), "kernel": kernel, "dtype": dtype, "domain": domain,
-           "options": list(options), "results": results}
-    with open(out_path, "w") as f:
-        json.dump(out, f, indent=1)
+        return res, (f"{nf} fold points, {bps:.1f} blocks per SM, spread "
+                     f"{[round(float(x), 3) for x in sp[:9]]}, drift {drift:.2f} fold points, "
+                     f"by warp distance { {k: round(v, 3) for k, v in near.items()} }")
+
+    stamped_measure(binary, out_path, kernel, dtype, domain, configs, analyse)
 
 
 def summary(path, *reports):
     d = json.load(open(path))
-    est = {}
-    for rp in reports:
-        for r in json.load(open(rp))["records"]:
-            if r.get("estimate") and r.get("measured"):
-                key = (tuple(r["config"]["block"]), tuple(r["config"]["fold"]))
-                est.setdefault(key, (r["estimate"]["l2_load"], r["measured"]["l2_load"],
-                                     r.get("blocks_per_sm")))
-    print(f"{d.get('device')}, driver {d.get('driver')}, {d.get('date')}, commit "
-          f"{d.get('commit')}: {os.path.basename(d['kernel'])} {d['dtype']} {d['domain']}\n")
+    est = report_levels(reports, "l2_load")
+    print(stamped_heading(d))
     print("| block | fold | fold points | warps/block | registers | blocks/SM (stamped) | "
           "spread at fold points 0, 1, 2, … end | drift D (fold points) | spread by warp distance "
           "1, 2, 4, … | L2 load est / "
