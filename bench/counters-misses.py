@@ -106,12 +106,14 @@ CLASSES = {
                 "h200 fold-gaps/; the -step experiment files"),
     "order-aos": ("L2 load", "scheduling order: AoS warps are interleaved by the full L1 load "
                   "queue (lg_throttle), between the lockstep and warp-burst orders; the first "
-                  "fold point's burst is modelled (l1_interleave, and l1_interleave_one_block "
-                  "where one block fills the SM), the later points by a warp's queue and one "
-                  "L2 latency for its own lines only; folded 32-warp blocks at one per SM are "
-                  "under (their warps drift apart), small folded blocks at 5 or more per SM over",
+                  "fold point's burst is modelled (l1_interleave where blocks start among "
+                  "others, lockstep where one block fills the SM and its warps start together), "
+                  "the later points by a warp's queue and one L2 latency for its own lines "
+                  "only; folded 32-warp blocks at one per SM are still under, beyond lockstep "
+                  "(their warps drift apart, by 0.17 of a fold point between neighbours, which "
+                  "explains few of them), small folded blocks at 5 or more per SM over",
                   "issue-order/, issue-order/warp-stalls/, l1-interleave/, "
-                  "l1-interleave/one-block/, warp-skew/"),
+                  "l1-interleave/one-block/, warp-skew/, h200 warp-drift/, h200 oos62/"),
     "small-l1": ("L2 load", "L1 replacement at a small L1 (carve-out 100 %): the model takes the "
                  "ways (l1_conflict_ways_by_l1) and the burst interleave measured at that L1; "
                  "what is left is mostly over, L1 keeping more of many small blocks' reuses",

@@ -214,6 +214,18 @@ sweeps() {
     RAW=oos61/raw OWN_ORDERS=oos61/raw/$n-compiled-order.txt ORIGINAL=oos61/$n.json \
       run $n$x $n "$m" 256,256,256 "$aos"
     SWEEPS="$SWEEPS $n$x"
+    # Out of sample for a block alone on its SM: launches of 1024-thread blocks of D3Q19 AoS,
+    # star3d_r4 f64 (two per SM at their registers) and D3Q19 SoA, none in an earlier sweep
+    # (oos62/raw/run.sh).
+    for v in "d3q19_srt_pull-aos:$aos" "star3d_r4-f64:$STAR" \
+      "d3q19_srt_pull-soa:$HERE/lbm/d3q19_srt_pull.toml"; do
+      n=${v%%:*}-oos62-one
+      local dt=()
+      [ "${v%%:*}" != star3d_r4-f64 ] || dt=(--dtype f64)
+      RAW=oos62/raw OWN_ORDERS=oos62/raw/$n-compiled-order.txt ORIGINAL=oos62/$n.json \
+        run $n$x $n "$m" 256,256,256 "${v#*:}" ${dt[@]+"${dt[@]}"}
+      SWEEPS="$SWEEPS $n$x"
+    done
   fi
   if [ "$GPU" = h100 ]; then
     # Register spills: D3Q19 SoA and AoS at 1024-thread blocks (64 registers at most) and

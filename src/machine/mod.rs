@@ -129,10 +129,6 @@ pub struct MachineModel {
     /// lockstep).
     #[serde(default)]
     pub l1_interleave: Vec<(usize, usize, f64, f64)>,
-    /// [`MachineModel::l1_interleave`] where one block fills the SM (its warps all start
-    /// together), in the same rows; empty where not measured (the table of several blocks).
-    #[serde(default)]
-    pub l1_interleave_one_block: Vec<(usize, usize, f64, f64)>,
     /// The SM's L1 and shared memory together, where known: a launch's L1 is what its
     /// shared-memory configuration leaves of it (`l1_bytes` is the L1 of the usual one).
     #[serde(default)]
@@ -282,18 +278,20 @@ impl MachineModel {
     }
 
     /// The interleave shares of a launch of `blocks_per_sm` blocks of `warps_per_block` warps
-    /// and an L1 of `l1_bytes`: [`MachineModel::l1_interleave_one_block`] where one block fills
-    /// the SM and that table was measured, else [`MachineModel::l1_interleave`] (measured with
-    /// several blocks per SM); both as [`MachineModel::l1_interleave_at`] reads them.
+    /// and an L1 of `l1_bytes`: [`MachineModel::l1_interleave`] at the SM's resident warps,
+    /// as [`MachineModel::l1_interleave_at`] reads it, where blocks start among others (as
+    /// others finish, at unrelated fold points); none (lockstep) where one block fills the SM,
+    /// whose warps all start together and issue their first fold point's loads side by side
+    /// (`bench/warp-drift.py`: 0.00-0.01 of a fold point apart at its start; the table's
+    /// probe measures warps in their steady state).
     pub fn l1_interleave_for(
         &self,
         warps_per_block: usize,
         blocks_per_sm: usize,
         l1_bytes: usize,
     ) -> crate::footprint::InterleaveShares {
-        let one = &self.l1_interleave_one_block;
-        if blocks_per_sm == 1 && !one.is_empty() {
-            interleave_shares(one, warps_per_block, l1_bytes)
+        if blocks_per_sm == 1 {
+            crate::footprint::InterleaveShares::default()
         } else {
             self.l1_interleave_at(warps_per_block * blocks_per_sm, l1_bytes)
         }
@@ -579,20 +577,16 @@ mod tests {
     }
 
     #[test]
-    fn one_block_per_sm_takes_the_one_block_table() {
-        let mut m = crate::spec::load_machine("h100-sxm").unwrap();
+    fn one_block_per_sm_issues_its_first_burst_in_lockstep() {
+        let m = crate::spec::load_machine("h100-sxm").unwrap();
         let kib = 1024;
-        let at = |m: &super::MachineModel, warps, blocks| {
-            m.l1_interleave_for(warps, blocks, 248 * kib).share(32.0)
-        };
-        // The presets: one block of 32 warps at 32 lines per load interleaves 18.7 of them (the
-        // one-block table at 248 KiB), two blocks of 16 warps 10.9 (224 KiB, the nearest).
-        assert!((at(&m, 32, 1) - 18.7 / 32.0).abs() < 1e-12);
-        assert!((at(&m, 16, 2) - 10.9 / 32.0).abs() < 1e-12);
-        assert_eq!(at(&m, 16, 2), m.l1_interleave_at(32, 248 * kib).share(32.0));
-        // Without the one-block table one block takes the table of several.
-        m.l1_interleave_one_block.clear();
-        assert_eq!(at(&m, 32, 1), m.l1_interleave_at(32, 248 * kib).share(32.0));
+        let at = |warps, blocks| m.l1_interleave_for(warps, blocks, 248 * kib).share(32.0);
+        // One block of 32 warps: all of them between two loads of a warp's first burst; two
+        // blocks of 16 warps: the table's 10.9 of 32 (224 KiB, the nearest).
+        assert_eq!(at(32, 1), 1.0);
+        assert_eq!(at(16, 1), 1.0);
+        assert!((at(16, 2) - 10.9 / 32.0).abs() < 1e-12);
+        assert_eq!(at(16, 2), m.l1_interleave_at(32, 248 * kib).share(32.0));
     }
 
     #[test]

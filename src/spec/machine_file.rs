@@ -57,6 +57,16 @@ pub enum MachineError {
         /// Known keys.
         known: String,
     },
+    /// A key the model no longer reads.
+    #[error("{loc}: `{key}` is no longer read ({why}); remove it")]
+    Retired {
+        /// Where.
+        loc: Location,
+        /// The key.
+        key: String,
+        /// Why it went.
+        why: &'static str,
+    },
     /// A figure without a `[sources]` entry.
     #[error("{loc}: `{key}` has no entry in [sources] (say datasheet, measured or estimate)")]
     MissingSource {
@@ -300,9 +310,12 @@ const PARTIAL_BACK_TO_BACK_KEY: &str = "partial_store_loss_back_to_back";
 /// lines per load, effective warps]` rows (see [`MachineModel::l1_interleave`]).
 const INTERLEAVE_KEY: &str = "l1_interleave";
 
-/// The optional figure with the warp interleaving seen from L1 where one block fills the SM, in
-/// the rows of [`INTERLEAVE_KEY`] (see [`MachineModel::l1_interleave_one_block`]).
-const INTERLEAVE_ONE_BLOCK_KEY: &str = "l1_interleave_one_block";
+/// Keys the model once read and no longer does, with why: a file that still has one is told so.
+const RETIRED_KEYS: [(&str, &str); 1] = [(
+    "l1_interleave_one_block",
+    "a block alone on its SM issues its first fold point with all its warps together, in \
+     lockstep, where the table's probe measured warps in their steady state",
+)];
 
 /// The optional figure with the L1's ways at smaller L1 sizes: `[L1 KiB, ways]` pairs (see
 /// [`MachineModel::l1_conflict_ways_by_l1`]).
@@ -396,11 +409,17 @@ pub fn parse_machine(text: &str, file: &str) -> Result<MachineModel, MachineErro
             PARTIAL_BACK_TO_BACK_KEY,
             REUSE_KEY,
             INTERLEAVE_KEY,
-            INTERLEAVE_ONE_BLOCK_KEY,
             WAYS_BY_L1_KEY,
         ])
         .collect();
     for (k, v) in &table {
+        if let Some(&(key, why)) = RETIRED_KEYS.iter().find(|r| r.0 == k) {
+            return Err(MachineError::Retired {
+                loc: loc(v.span().start),
+                key: key.into(),
+                why,
+            });
+        }
         if !known.contains(k.as_str()) {
             return Err(MachineError::UnknownKey {
                 loc: loc(v.span().start),
@@ -560,7 +579,6 @@ pub fn parse_machine(text: &str, file: &str) -> Result<MachineModel, MachineErro
         )
     };
     let l1_interleave = interleave_table(INTERLEAVE_KEY)?;
-    let l1_interleave_one_block = interleave_table(INTERLEAVE_ONE_BLOCK_KEY)?;
     let l1_conflict_ways_by_l1 = table_figure(
         table.get(WAYS_BY_L1_KEY),
         WAYS_BY_L1_KEY,
@@ -590,7 +608,6 @@ pub fn parse_machine(text: &str, file: &str) -> Result<MachineModel, MachineErro
         l1_conflict_ways_by_l1,
         l1_set_index,
         l1_interleave,
-        l1_interleave_one_block,
         l1_shared_bytes: match u("l1_shared_bytes") {
             0 => None,
             b => Some(b),
@@ -942,9 +959,8 @@ mod tests {
             }
             assert_needs_source(text, key);
         }
-        // The warps interleaved with a burst (with several blocks per SM and with one): rows
-        // rising by L1, warps and lines, with a source.
-        for key in ["l1_interleave", "l1_interleave_one_block"] {
+        // The warps interleaved with a burst: rows rising by L1, warps and lines, with a source.
+        for key in ["l1_interleave"] {
             let start = text.find(&format!("{key} = [\n")).unwrap();
             let block = &text[start..start + text[start..].find("\n]\n").unwrap() + 2];
             let at = text[..start].lines().count() + 1;
@@ -1021,6 +1037,15 @@ mod tests {
         assert_eq!(m.l2_reuse_curve().share_at(64.0 * 1048576.0), Some(1.0));
         let e = parse_machine(&format!("smz = 3\n{text}"), "m.toml").unwrap_err();
         assert!(matches!(e, MachineError::UnknownKey { .. }), "{e}");
+        // A retired key is named as such, with its line.
+        let e = parse_machine(
+            &format!("l1_interleave_one_block = [[248, 32, 32, 18.1]]\n{text}"),
+            "m.toml",
+        )
+        .unwrap_err();
+        assert!(matches!(e, MachineError::Retired { .. }), "{e}");
+        assert!(e.to_string().starts_with("m.toml:1:"), "{e}");
+        assert!(e.to_string().contains("no longer read"), "{e}");
         let e = parse_machine("sms = [", "m.toml").unwrap_err();
         assert!(e.to_string().starts_with("m.toml:1:"), "{e}");
     }
