@@ -35,7 +35,7 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from benchlib import provenance, stamped_cli, stamped_run  # noqa: E402
+from benchlib import provenance, stamped_cli, stamped_heading, stamped_run  # noqa: E402
 
 
 def pct(a, qs=(10, 50, 90)):
@@ -112,8 +112,7 @@ def summary(path, *reports):
         for r in json.load(open(report))["records"]:
             key = (tuple(r["config"]["block"]), tuple(r["config"]["fold"]))
             meas[key] = r
-    print(f"{d['device']}, driver {d['driver']}, {d['date']}, commit {d['commit']}: "
-          f"{d['kernel'].split('/')[-1]} {d['dtype']} {d['domain']}\n")
+    print(stamped_heading(d))
     head = ("| block | fold | duration µs p50 | resident blocks | z launch distance / resident | "
             "start gap p10 / p50 / p90 | halo gap p10 / p50 / p90 | last gap p10 / p50 / p90 |")
     if meas:

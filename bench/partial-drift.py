@@ -44,7 +44,7 @@ import re
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from benchlib import lbm_layout, provenance, stamped_cli, stamped_run  # noqa: E402
+from benchlib import lbm_layout, provenance, stamped_cli, stamped_heading, stamped_run  # noqa: E402
 
 SECTOR = 32
 LINE = 128
@@ -271,8 +271,7 @@ def summary(path, *reports):
         for r in rep["records"]:
             key = (tuple(r["config"]["block"]), tuple(r["config"]["fold"]))
             meas[key] = (r, rep["minimal"][1])
-    print(f"{d['device']}, driver {d['driver']}, {d['date']}, commit {d['commit']}: "
-          f"{d['kernel'].split('/')[-1]} {d['dtype']} {d['domain']}\n")
+    print(stamped_heading(d))
     lims = [str(x) for x in d["limits_lines"]]
     head = ("| block | fold | variant | blocks/SM | run µs | fold point µs | split | "
             "open MiB mean / p90 / max | "

@@ -550,35 +550,32 @@ pub fn parse_machine(text: &str, file: &str) -> Result<MachineModel, MachineErro
         absurd,
         sourced,
     )?;
-    // Both interleave tables: [L1 KiB, warps per SM, lines per load, effective warps] rows.
-    let interleave_table = |key: &str| {
-        table_figure(
-            table.get(key),
-            key,
-            &format!(
-                "an array of [L1 KiB, warps per SM, lines per load, effective warps] rows, rising \
-                 by L1, then warps, then lines, L1 from 1 to 16384 KiB, warps from 2 to 1024, \
-                 lines from 1 to 32 (at most {} distinct), effective warps above 0 and at most \
-                 the warps, e.g. [[28, 16, 8, 6.2], [224, 16, 8, 11.8], [224, 64, 8, 41.8]]",
-                crate::footprint::INTERLEAVE_POINTS
-            ),
-            |[k, w, l, e]| {
-                let k = k.as_integer().filter(|k| (1..=16384).contains(k))? as usize;
-                let w = w.as_integer().filter(|w| (2..=1024).contains(w))? as usize;
-                let l = as_number(l).filter(|l| (1.0..=32.0).contains(l))?;
-                let e = as_number(e).filter(|&e| e > 0.0 && e <= w as f64)?;
-                Some((k, w, l, e))
-            },
-            |t| {
-                crate::machine::interleave_lines(t).len() <= crate::footprint::INTERLEAVE_POINTS
-                    && t.windows(2)
-                        .all(|p| (p[0].0, p[0].1, p[0].2) < (p[1].0, p[1].1, p[1].2))
-            },
-            absurd,
-            sourced,
-        )
-    };
-    let l1_interleave = interleave_table(INTERLEAVE_KEY)?;
+    // The interleave table: [L1 KiB, warps per SM, lines per load, effective warps] rows.
+    let l1_interleave = table_figure(
+        table.get(INTERLEAVE_KEY),
+        INTERLEAVE_KEY,
+        &format!(
+            "an array of [L1 KiB, warps per SM, lines per load, effective warps] rows, rising \
+             by L1, then warps, then lines, L1 from 1 to 16384 KiB, warps from 2 to 1024, \
+             lines from 1 to 32 (at most {} distinct), effective warps above 0 and at most \
+             the warps, e.g. [[28, 16, 8, 6.2], [224, 16, 8, 11.8], [224, 64, 8, 41.8]]",
+            crate::footprint::INTERLEAVE_POINTS
+        ),
+        |[k, w, l, e]| {
+            let k = k.as_integer().filter(|k| (1..=16384).contains(k))? as usize;
+            let w = w.as_integer().filter(|w| (2..=1024).contains(w))? as usize;
+            let l = as_number(l).filter(|l| (1.0..=32.0).contains(l))?;
+            let e = as_number(e).filter(|&e| e > 0.0 && e <= w as f64)?;
+            Some((k, w, l, e))
+        },
+        |t| {
+            crate::machine::interleave_lines(t).len() <= crate::footprint::INTERLEAVE_POINTS
+                && t.windows(2)
+                    .all(|p| (p[0].0, p[0].1, p[0].2) < (p[1].0, p[1].1, p[1].2))
+        },
+        absurd,
+        sourced,
+    )?;
     let l1_conflict_ways_by_l1 = table_figure(
         table.get(WAYS_BY_L1_KEY),
         WAYS_BY_L1_KEY,
@@ -960,7 +957,8 @@ mod tests {
             assert_needs_source(text, key);
         }
         // The warps interleaved with a burst: rows rising by L1, warps and lines, with a source.
-        for key in ["l1_interleave"] {
+        {
+            let key = "l1_interleave";
             let start = text.find(&format!("{key} = [\n")).unwrap();
             let block = &text[start..start + text[start..].find("\n]\n").unwrap() + 2];
             let at = text[..start].lines().count() + 1;
