@@ -531,8 +531,15 @@ def provenance(cp):
 EXPERIMENT_VARIANTS = ("-reuse-curve", "-step", "-full-l2")
 
 
-def recheck_sweeps(outdir):
+# The suffixes of the sweeps of the ranking's top configurations, which `bench/recheck-counters.sh`
+# keeps out of its totals (a line of their own).
+TOP_SWEEPS = ("-top63",)
+
+
+def recheck_sweeps(outdir, top=False):
     """The sweeps of a `bench/recheck-counters.sh` OUTDIR (the stems of its reports), without
-    the variants re-analysed with an experiment file."""
+    the variants re-analysed with an experiment file, and with the sweeps of the ranking's top
+    configurations only where `top`."""
     return sorted(p.stem for p in Path(outdir).glob("*.json")
-                  if not p.stem.endswith(EXPERIMENT_VARIANTS))
+                  if not p.stem.endswith(EXPERIMENT_VARIANTS)
+                  and (top or not p.stem.endswith(TOP_SWEEPS)))
