@@ -10,7 +10,8 @@ levels' errors); they name the evidence, they are not a model.
 usage: bench/counters-misses.py DIR [SWEEP ...]
   DIR    the OUTDIR of bench/recheck-counters.sh (NAME.json per sweep)
   SWEEP  sweep names (default: every NAME.json in DIR but the experiment files' variants,
-         `-reuse-curve`, `-step` and `-full-l2`)
+         `-reuse-curve`, `-step` and `-full-l2`, and the sweeps of the ranking's top
+         configurations, `-top63`, which the recheck's totals leave out too)
 """
 import json
 import os
@@ -56,7 +57,12 @@ CLASSES = {
                 "fold point likewise, oos61/: tiles one or two records wide still lose "
                 "0.2-2.25 sectors per straddling sector against 0-0.75 charged, their records "
                 "more than the block's share), and star3d_r4's single array loses "
-                "none by its pairs steps apart; for AoS records "
+                "none by its pairs steps apart; the row ends of rows not aligned to sectors, which "
+                "blocks beside each other complete at one step, go at least at "
+                "row_end_write_back_share in kernels storing several arrays (D3Q19, D3Q27, D2Q9 "
+                "SoA, top63/, oos63/, oos64/), and a kernel storing in place into whole sectors "
+                "(AA) loses none; D3Q19 push AoS, whose records 19 neighbours write, is not "
+                "covered; for AoS records "
                 "the measured share by warps (after all loads where every store needs every "
                 "load; back to back where the compiled code issues a fold point's stores as "
                 "consecutive instructions, compiled-order/places/; the SM's where it "

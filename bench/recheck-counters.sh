@@ -76,6 +76,20 @@ run() {
     ${order_args[@]+"${order_args[@]}"} > "$OUT/$name.log" 2>&1) \
     || { echo "$name failed:"; tail -5 "$OUT/$name.log"; exit 1; }
 }
+# The sweeps of one directory of $RES whose raw files and compiled orders lie in DIR/raw: each
+# "STEM:DOMAIN:FILE [ARGS]" is the sweep STEM-DIR re-analysed with MACHINE, named with SUFFIX;
+# adds the names to SWEEPS.
+dir_sweeps() {
+  local dir=$1 m=$2 x=$3 v
+  shift 3
+  for v in "$@"; do
+    local n=${v%%:*}-$dir rest=${v#*:}
+    # shellcheck disable=SC2086 # FILE [ARGS] split into words
+    RAW=$dir/raw OWN_ORDERS=$dir/raw/$n-compiled-order.txt ORIGINAL=$dir/$n.json \
+      run $n$x $n "$m" ${rest%%:*} ${rest#*:}
+    SWEEPS="$SWEEPS $n$x"
+  done
+}
 # Every sweep of this GPU with MACHINE, each named with SUFFIX; adds the names to SWEEPS.
 SWEEPS=""
 PL=$HERE/bench/results/h100/counters/compiled-order/places
@@ -226,6 +240,42 @@ sweeps() {
         run $n$x $n "$m" 256,256,256 "${v#*:}" ${dt[@]+"${dt[@]}"}
       SWEEPS="$SWEEPS $n$x"
     done
+    # Out of sample for the kernels no sweep above has: seeded samples (seed 63, 16 each) of
+    # D3Q19 TRT and D3Q27 TRT pull, D2Q9 SRT pull (f64) and the in-place AA kernels D3Q19 SRT and
+    # D3Q15 TRT with a force (f64), their files' one ghost layer (oos63/raw/run.sh).
+    local lb=$HERE/lbm st=$HERE/stencils
+    dir_sweeps oos63 "$m" "$x" "d3q19_trt_pull:256,256,256:$lb/d3q19_trt_pull.toml" \
+      "d3q27_trt_pull:256,256,256:$lb/d3q27_trt_pull.toml" \
+      "d2q9_srt_pull:4096,4096:$lb/d2q9_srt_pull.toml" \
+      "d3q19_srt_aa:256,256,256:$lb/d3q19_srt_aa.toml" \
+      "d3q15_trt_aa_force:256,256,256:$lb/d3q15_trt_aa_force.toml"
+    # The same kernels drawn again (seed 64) after the rules they showed landed (stores in
+    # place; row ends), with the AA kernel's even step and the one-ghost-layer D3Q19 SRT SoA
+    # (oos64/raw/run.sh; D3Q27's draw ran past its time and is not here).
+    dir_sweeps oos64 "$m" "$x" "d3q19_trt_pull:256,256,256:$lb/d3q19_trt_pull.toml" \
+      "d2q9_srt_pull:4096,4096:$lb/d2q9_srt_pull.toml" \
+      "d3q19_srt_aa:256,256,256:$lb/d3q19_srt_aa.toml" \
+      "d3q15_trt_aa_force:256,256,256:$lb/d3q15_trt_aa_force.toml" \
+      "d3q19_srt_aa-even:256,256,256:$lb/d3q19_srt_aa.toml --step even" \
+      "d3q19_srt_pull-soa1:256,256,256:$SOA"
+    # What a user deploys: each kernel's 16 configurations the ranking put first (`--configs
+    # top:16` with the binary of 1fedadd): the four kernels of the sweeps above
+    # (top63/raw/run.sh) and the project's other stencils and LBM kernels at their files' element
+    # type (top63/raw/run-more.sh). Not in the totals, which measure the visitor over the
+    # configuration space: listed on their own line (TOPK).
+    local before=$SWEEPS
+    dir_sweeps top63 "$m" "$x" "star3d_r4-f64:256,256,256:$STAR --dtype f64" \
+      "box3d_r1-f32:256,256,256:$st/box3d_r1.toml --dtype f32" \
+      "d3q19_srt_pull-soa:256,256,256:$lb/d3q19_srt_pull.toml" \
+      "d3q19_srt_pull-aos:256,256,256:$aos" "star3d_r1-f64:256,256,256:$st/star3d_r1.toml" \
+      "varcoeff3d_r1-f64:256,256,256:$st/varcoeff3d_r1.toml" \
+      "star2d_r1-f64:4096,4096:$st/star2d_r1.toml" \
+      "d3q19_srt_aa:256,256,256:$lb/d3q19_srt_aa.toml" \
+      "d3q19_trt_pull:256,256,256:$lb/d3q19_trt_pull.toml" \
+      "d3q27_trt_pull:256,256,256:$lb/d3q27_trt_pull.toml" \
+      "d3q19_srt_push_aos:256,256,256:$lb/d3q19_srt_push_aos.toml" \
+      "d2q9_srt_pull:4096,4096:$lb/d2q9_srt_pull.toml"
+    TOPK="${TOPK:-}${SWEEPS#"$before"}"
   fi
   if [ "$GPU" = h100 ]; then
     # Register spills: D3Q19 SoA and AoS at 1024-thread blocks (64 registers at most) and
@@ -293,7 +343,7 @@ fi
 # and the measured L2 room of written data in place of the preset's step, on the H200 the step in
 # place of the preset's measured curve.
 sweeps "$EXP" "$XS"
-EXPERIMENTS=${EXPERIMENTS:-} python3 - "$OUT" "$XS" $SWEEPS <<'EOF'
+EXPERIMENTS=${EXPERIMENTS:-} TOPK=${TOPK:-} python3 - "$OUT" "$XS" $SWEEPS <<'EOF'
 import json, os, sys
 from pathlib import Path
 LEVELS = ["l1_load_requests", "l1_wavefronts", "l2_load", "l2_store", "dram_load", "dram_store"]
@@ -320,14 +370,19 @@ def within(name, level):
 
 # Totals: every sweep with the preset, and the sweeps both the preset and the experiment file
 # re-analysed (the experiment file skips some), each way. Other experiments (another machine file
-# for one sweep, `EXPERIMENTS`) count in neither.
+# for one sweep, `EXPERIMENTS`) count in neither; the ranking's top configurations (`TOPK`) have
+# a line of their own.
 names = list(reports)
 other = os.environ.get("EXPERIMENTS", "").split()
-exp = [n for n in names if n.endswith(xs)]
-preset = [n for n in names if n not in exp and n not in other]
+top = os.environ.get("TOPK", "").split()
+exp = [n for n in names if n.endswith(xs) and n not in top]
+preset = [n for n in names if n not in exp and n not in other and n not in top]
 both = [n for n in preset if n + xs in exp]
-for label, group in [("all sweeps, preset", preset), ("both variants, preset", both),
-                     ("both variants, experiment file", [n + xs for n in both])]:
+groups = [("all sweeps, preset", preset), ("both variants, preset", both),
+          ("both variants, experiment file", [n + xs for n in both])]
+if top:
+    groups.append(("ranking's top 16 (12 kernels), preset", [n for n in top if not n.endswith(xs)]))
+for label, group in groups:
     cells = []
     for lv in ("l2_load", "dram_load", "dram_store"):
         k, n = map(sum, zip(*(within(g, lv) for g in group)))

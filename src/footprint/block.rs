@@ -150,6 +150,10 @@ struct Prepared {
     /// L2's room per sector accessed in a window of `n` consecutive x-fold points, at `n - 1`
     /// (see [`line_room`]).
     line_room: Vec<f64>,
+    /// Whether the kernel stores in place into whole sectors
+    /// (`MemoryProgram::stores_in_place_whole`): the sectors it writes only in part are whole in
+    /// L2, read before, and need no fill.
+    in_place: bool,
 }
 
 impl Prepared {
@@ -1335,6 +1339,7 @@ impl BlockScratch {
         Prepared {
             step_fetch_ratio,
             line_room,
+            in_place: prog.stores_in_place_whole(p.sector_bytes),
             s,
             fetch,
             nblocks,
@@ -1421,7 +1426,11 @@ impl BlockScratch {
             dram_load_sectors: t.compulsory_fetched()
                 + reuse_missed
                 + refetch_missed
-                + (t.stored.distinct - t.stored.full)
+                + if t.in_place {
+                    0.0
+                } else {
+                    t.stored.distinct - t.stored.full
+                }
                 + filled
                 + written_early
                 + partners_missed,
@@ -1457,7 +1466,9 @@ impl BlockScratch {
         steps: usize,
         wave: f64,
     ) -> f64 {
-        if p.partial_sector_limit <= 0.0 || steps == 0 {
+        // Stores in place find their sectors whole in L2: none is partly written.
+        if p.partial_sector_limit <= 0.0 || steps == 0 || prog.stores_in_place_whole(p.sector_bytes)
+        {
             return 0.0;
         }
         // A kernel storing one array keeps its pairs steps apart (star3d_r4, `pstride`); the
@@ -1482,10 +1493,21 @@ impl BlockScratch {
             })
             .sum::<f64>()
             * wave;
-        if count <= p.partial_sector_limit {
+        // Sectors blocks beside each other complete at one step where the tile is a sector wide
+        // or more are the row ends of rows not aligned to sectors: a kernel storing several
+        // arrays loses at least the machine's share of them, below the limit too (measured: the
+        // H200's D3Q19, D3Q27 and D2Q9 SoA tiles with one ghost layer lose 0.2-0.45 of them at 1
+        // to 25 blocks per SM, where the count is below the limit; tiles narrower than a sector
+        // lose none at one or two blocks per SM, `partial-occupancy/narrow`).
+        let row_ends = if stepped && prog.stored_row_bytes() >= p.sector_bytes {
+            p.row_end_write_back_share
+        } else {
+            0.0
+        };
+        if count <= p.partial_sector_limit && row_ends <= 0.0 {
             return 0.0;
         }
-        let share = 1.0 - p.partial_sector_limit / count;
+        let share = (1.0 - p.partial_sector_limit / count).max(0.0);
         pairs
             .iter()
             .zip(across)
@@ -1496,7 +1518,9 @@ impl BlockScratch {
                     (0, true) if stepped => c.sectors * lost,
                     // Each sector once, over its pairs of two blocks (at one step, or an AoS
                     // record's words at one fold point: `a` is 0 otherwise).
-                    (0, _) if drift > 0.0 => a * lost,
+                    (0, _) if drift > 0.0 || row_ends > 0.0 => {
+                        a * (share.max(row_ends) - m).max(0.0)
+                    }
                     _ => 0.0,
                 }
             })
@@ -2143,7 +2167,13 @@ impl BlockScratch {
             refetch_missed,
             (
                 rewritten + pairs_early,
-                2.0 * rewritten - fewer_fills + pairs_early,
+                // A sector a kernel storing in place writes in pieces is whole in L2 (read just
+                // before): evicted between two writes it is written twice, never filled.
+                if prog.stores_in_place_whole(p.sector_bytes) {
+                    0.0
+                } else {
+                    2.0 * rewritten - fewer_fills + pairs_early
+                },
             ),
             partners_missed,
         )
@@ -2170,8 +2200,13 @@ impl BlockScratch {
 /// (`partial_store_loss_back_to_back`): on the H100 0.008 at 4 warps and 0.11 at 16 against
 /// 0.03 and 0.19 (set `storegap`); the D3Q19 AoS twins with the float options store so and
 /// lose 0.02 and 0.05, the same code spread at 32 registers 0.08 and 0.2 (`bench/aos-reads.py`,
-/// set `options`).
+/// set `options`). A kernel storing in place into whole sectors
+/// (`MemoryProgram::stores_in_place_whole`) loses none: its sectors are whole in L2 when the
+/// stores arrive.
 pub(crate) fn partial_store_share(prog: &MemoryProgram, p: &CacheParams) -> f64 {
+    if prog.stores_in_place_whole(p.sector_bytes) {
+        return 0.0;
+    }
     if prog
         .store_span_share
         .is_some_and(|s| s >= RECORDS_OPEN_SPAN)

@@ -277,6 +277,11 @@ pub struct CacheParams {
     /// `MachineModel::neighbour_drift_share`; 0: none).
     #[serde(default)]
     pub neighbour_drift_share: f64,
+    /// The share of the row-end sectors blocks beside each other complete together at one step
+    /// that L2 writes back early at the least, in a kernel storing several arrays it does not
+    /// read (see `MachineModel::row_end_write_back_share`; 0: none).
+    #[serde(default)]
+    pub row_end_write_back_share: f64,
     /// Warp instructions waiting in front of the L1 at most (0: not known, reuses of a warp's own
     /// AoS lines after its first burst see every resident warp, as in lockstep).
     #[serde(default)]
@@ -332,6 +337,7 @@ impl CacheParams {
             partial_store_loss_back_to_back: machine.partial_store_share_back_to_back(warps),
             partial_sector_limit: machine.partial_sector_limit,
             neighbour_drift_share: machine.neighbour_drift_share,
+            row_end_write_back_share: machine.row_end_write_back_share,
             l1_queue: machine.l1_queue_instructions as f64,
             l2_latency_lines: machine.l2_latency_cycles * machine.l1_wavefronts_per_cycle_per_sm,
         }
@@ -381,6 +387,7 @@ impl CacheParams {
                 self.partial_store_loss_back_to_back.unwrap_or(0.0),
             ),
             ("neighbour_drift_share", self.neighbour_drift_share),
+            ("row_end_write_back_share", self.row_end_write_back_share),
         ] {
             if !(0.0..=1.0).contains(&v) {
                 return bad(format!("{name} ({v}) must be a share from 0 to 1"));

@@ -446,4 +446,41 @@ impl MemoryProgram {
         }
         n > 1
     }
+
+    /// Bytes of a tile's row in the widest field it stores (the tile's width times the element).
+    pub fn stored_row_bytes(&self) -> usize {
+        let elem = self
+            .instructions
+            .iter()
+            .filter(|i| i.kind == AccessKind::Store)
+            .map(|i| self.layouts[i.field].elem_size)
+            .max()
+            .unwrap_or(0);
+        self.config.block[0] * self.config.fold[0] * elem
+    }
+
+    /// Whether the kernel stores in place into whole sectors: every store goes to a field it
+    /// also loads (the AA pattern's one array, which a thread writes where it read), and a
+    /// tile's row spans a sector or more. Its stores find their sectors whole in L2, read by
+    /// the same block just before, so none is left partly written. (Tiles narrower than a
+    /// sector share each sector with the blocks beside them, which read and write it at other
+    /// times: measured, those lose sectors as other kernels' do.)
+    pub fn stores_in_place_whole(&self, sector_bytes: usize) -> bool {
+        self.stores_in_place() && self.stored_row_bytes() >= sector_bytes
+    }
+
+    /// Whether the kernel stores in place: every store goes to a field it also loads.
+    pub fn stores_in_place(&self) -> bool {
+        let mut stores = self
+            .instructions
+            .iter()
+            .filter(|i| i.kind == AccessKind::Store)
+            .peekable();
+        stores.peek().is_some()
+            && stores.all(|s| {
+                self.instructions
+                    .iter()
+                    .any(|l| l.kind == AccessKind::Load && l.field == s.field)
+            })
+    }
 }

@@ -29,6 +29,7 @@ fn big() -> CacheParams {
         partial_store_loss_back_to_back: None,
         partial_sector_limit: 0.0,
         neighbour_drift_share: 0.0,
+        row_end_write_back_share: 0.0,
         l1_queue: 0.0,
         l2_latency_lines: 0.0,
     }
@@ -2073,4 +2074,84 @@ fn links_across_waves_are_as_long_as_their_launch_offset() {
         .count();
     assert!(between <= 1, "{levels:?}");
     assert!(levels.iter().any(|&v| close(v, lost)) && levels.iter().any(|&v| close(v, kept)));
+}
+
+#[test]
+fn stores_in_place_into_whole_sectors_leave_none_partly_written() {
+    // Measured on the H200 (`oos63/`, `oos64/`): the AA kernels, which store into the one array
+    // they read, where a thread read, write no sector back early where a tile's row spans a
+    // sector: each sector is whole in L2 when the stores arrive. The visitor charged them a
+    // write-only kernel's partly written sectors (DRAM load up to three times the counters).
+    let aa = kernel_of("lbm/d3q19_srt_aa.toml");
+    let d = Domain::new3(128, 64, 64);
+    let m = crate::spec::load_machine("h200").unwrap();
+    let wide = LaunchConfig::new([8, 16, 2], [1, 2, 2]);
+    let prog = MemoryProgram::new(&aa, &d, &wide).unwrap();
+    assert!(prog.stores_in_place() && prog.stores_in_place_whole(32));
+    assert_eq!(prog.stored_row_bytes(), 32);
+    let p = |c: &LaunchConfig| CacheParams {
+        partial_sector_limit: 1.0,
+        ..CacheParams::from_machine(&m, c.threads(), 3)
+    };
+    let v = estimate(&aa, &wide, &d, &p(&wide)).unwrap();
+    // Every sector written once, none filled: the minimal volumes (its edges aside).
+    let (min_load, min_store) = minimal_volumes(&aa);
+    assert!(
+        v.dram_store < 1.02 * min_store,
+        "{} B/LUP written",
+        v.dram_store
+    );
+    assert!(v.dram_load < 1.05 * min_load, "{} B/LUP read", v.dram_load);
+    // A tile narrower than a sector shares its sectors with the blocks beside it, which read
+    // and write them at other times: charged as any kernel's.
+    let narrow = LaunchConfig::new([2, 16, 2], [1, 2, 2]);
+    let prog = MemoryProgram::new(&aa, &d, &narrow).unwrap();
+    assert!(prog.stores_in_place() && !prog.stores_in_place_whole(32));
+    let v = estimate(&aa, &narrow, &d, &p(&narrow)).unwrap();
+    assert!(
+        v.dram_store > 1.2 * min_store,
+        "{} B/LUP written",
+        v.dram_store
+    );
+    // A pull kernel stores into another array than it reads.
+    let (_, soa) = d3q19_pull();
+    assert!(!MemoryProgram::new(&soa, &d, &wide)
+        .unwrap()
+        .stores_in_place());
+}
+
+#[test]
+fn row_ends_blocks_beside_each_other_complete_lose_the_machines_share_below_the_limit() {
+    // Measured on the H200 (`oos60/` misaligned, `top63/`, `oos63/`): D3Q19, D3Q27 and D2Q9
+    // SoA tiles whose rows start 4 or 8 bytes into a sector (one ghost layer) write back early
+    // 0.2-0.45 of the sectors at their rows' ends, which the blocks beside them complete at one
+    // step, at 1 to 25 blocks per SM, where L2's limit counts none.
+    let trt = kernel_of("lbm/d3q19_trt_pull.toml");
+    let d = Domain::new3(128, 64, 64);
+    let m = crate::spec::load_machine("h200").unwrap();
+    let est = |k: &Kernel, c: &LaunchConfig, share: f64| {
+        let p = CacheParams {
+            row_end_write_back_share: share,
+            ..CacheParams::from_machine(&m, c.threads(), 3)
+        };
+        estimate(k, c, &d, &p).unwrap()
+    };
+    // 16-word rows: one sector in two straddles two blocks' rows, 19 arrays.
+    let c = LaunchConfig::new([16, 4, 1], [1, 1, 1]);
+    let (base, lost) = (est(&trt, &c, 0.0), est(&trt, &c, 0.3));
+    let straddling = 19.0 * 32.0 / 16.0;
+    let extra = lost.dram_store - base.dram_store;
+    assert!(
+        (0.8 * 0.3 * straddling..=1.05 * 0.3 * straddling).contains(&extra),
+        "{extra} B/LUP more written"
+    );
+    // Each one written back early is filled too.
+    assert!(close(lost.dram_load - base.dram_load, extra));
+    assert_eq!(lost.l2_load, base.l2_load);
+    // Tiles narrower than a sector keep the limit's law alone (none at few blocks per SM).
+    let narrow = LaunchConfig::new([4, 8, 2], [1, 1, 1]);
+    assert_eq!(est(&trt, &narrow, 0.3), est(&trt, &narrow, 0.0));
+    // So does a kernel storing one array (box3d_r1's rows with one ghost layer lose none).
+    let box3d = kernel_of("stencils/box3d_r1.toml");
+    assert_eq!(est(&box3d, &c, 0.3), est(&box3d, &c, 0.0));
 }

@@ -194,6 +194,13 @@ pub struct MachineModel {
     /// known (such a sector is complete at once).
     #[serde(default)]
     pub neighbour_drift_share: f64,
+    /// The share of the sectors at the ends of rows not aligned to sectors, which blocks beside
+    /// each other complete together at one step (tiles a sector wide or more), that L2 writes
+    /// back early at the least, below [`MachineModel::partial_sector_limit`] too, in a kernel
+    /// storing several arrays it does not read (D3Q19, D3Q27 and D2Q9 SoA with one ghost
+    /// layer, H200); 0 where not measured (only the limit's law).
+    #[serde(default)]
+    pub row_end_write_back_share: f64,
     /// L1 wavefronts (128 B each) an SM processes per cycle.
     pub l1_wavefronts_per_cycle_per_sm: f64,
     /// Warp instructions that wait in front of an SM's L1 at most (0 where not known): with

@@ -211,7 +211,7 @@ const FIGURES: [(&str, &str, f64, f64, bool); 26] = [
 
 /// Figures a file may leave out, and the value they then take: (key, meaning, minimum, maximum,
 /// integer?, default).
-const OPTIONAL_FIGURES: [(&str, &str, f64, f64, bool, f64); 9] = [
+const OPTIONAL_FIGURES: [(&str, &str, f64, f64, bool, f64); 10] = [
     (
         "l1_conflict_ways",
         "L1 ways that lines spread over sets compete in, 0 for one fully associative LRU",
@@ -279,6 +279,14 @@ const OPTIONAL_FIGURES: [(&str, &str, f64, f64, bool, f64); 9] = [
     (
         "neighbour_drift_share",
         "the share of a block's run between the pieces blocks beside each other write of one sector at one step (AoS records: at one fold point), 0 where not known",
+        0.0,
+        1.0,
+        false,
+        0.0,
+    ),
+    (
+        "row_end_write_back_share",
+        "the share of the row-end sectors blocks beside each other complete together at one step (tiles a sector wide or more) that L2 writes back early at the least, in a kernel storing several arrays it does not read, 0 where not measured",
         0.0,
         1.0,
         false,
@@ -628,6 +636,7 @@ pub fn parse_machine(text: &str, file: &str) -> Result<MachineModel, MachineErro
         l2_latency_cycles: f("l2_latency_cycles"),
         partial_sector_limit: f("partial_sector_limit"),
         neighbour_drift_share: f("neighbour_drift_share"),
+        row_end_write_back_share: f("row_end_write_back_share"),
         l2_bandwidth: f("l2_bandwidth"),
         dram_bandwidth: f("dram_bandwidth"),
         dram_latency_ns: f("dram_latency_ns"),
@@ -899,7 +908,7 @@ mod tests {
         // The limit on sectors partly written at a time (non-negative) and the drift between
         // neighbouring blocks' pieces (a share of the run): 0 without them, with a source.
         type Read = fn(&MachineModel) -> f64;
-        let optional: [(&str, &str, f64, &[&str], Read); 2] = [
+        let optional: [(&str, &str, f64, &[&str], Read); 3] = [
             (
                 "partial_sector_limit",
                 "42000.0",
@@ -913,6 +922,13 @@ mod tests {
                 0.2,
                 &["-0.1", "1.5", "\"long\""],
                 |m| m.neighbour_drift_share,
+            ),
+            (
+                "row_end_write_back_share",
+                "0.3",
+                0.3,
+                &["-0.1", "1.5", "\"some\""],
+                |m| m.row_end_write_back_share,
             ),
         ];
         for (key, given, value, bads, read) in optional {

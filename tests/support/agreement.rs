@@ -215,6 +215,7 @@ pub fn params(l2_bytes: usize) -> CacheParams {
         partial_store_loss_back_to_back: None,
         partial_sector_limit: 0.0,
         neighbour_drift_share: 0.0,
+        row_end_write_back_share: 0.0,
         // Lockstep, as the simulator's default order.
         l1_queue: 0.0,
         l2_latency_lines: 0.0,
