@@ -107,7 +107,9 @@ CLASSES = {
                 "most of its run for its first loads and runs the later fold points in a short "
                 "stretch, so a fold point's lines are read again by the next after about a third "
                 "of the lockstep's traffic; the tiles of many fold points, as short, lose their "
-                "reuses all the same, with their stores)",
+                "reuses all the same, with their stores; a kernel storing in place into whole "
+                "sectors counts only its written data's extra room, l2_store_weight - 1, and its "
+                "AA tiles two threads wide folded along x stay 70-250 % over, oos64/, oos65/)",
                 "l2-traffic/capacity, l2-traffic/wcapacity, l2-traffic/sibling, link-gaps/, "
                 "h200 fold-gaps/; the -step experiment files"),
     "order-aos": ("L2 load", "scheduling order: AoS warps are interleaved by the full L1 load "

@@ -258,6 +258,11 @@ sweeps() {
       "d3q15_trt_aa_force:256,256,256:$lb/d3q15_trt_aa_force.toml" \
       "d3q19_srt_aa-even:256,256,256:$lb/d3q19_srt_aa.toml --step even" \
       "d3q19_srt_pull-soa1:256,256,256:$SOA"
+    # The AA kernels drawn a third time (seed 65) after the written data's room in place
+    # (oos65/raw/run.sh).
+    dir_sweeps oos65 "$m" "$x" "d3q19_srt_aa:256,256,256:$lb/d3q19_srt_aa.toml" \
+      "d3q19_srt_aa-even:256,256,256:$lb/d3q19_srt_aa.toml --step even" \
+      "d3q15_trt_aa_force:256,256,256:$lb/d3q15_trt_aa_force.toml"
     # What a user deploys: each kernel's 16 configurations the ranking put first (`--configs
     # top:16` with the binary of 1fedadd): the four kernels of the sweeps above
     # (top63/raw/run.sh) and the project's other stencils and LBM kernels at their files' element

@@ -1887,8 +1887,14 @@ impl BlockScratch {
         // Every store instruction's sectors go to L2; a sector written again is a link. A
         // written sector takes the room of `l2_store_weight` read ones in L2 (measured: reused
         // data is lost as much earlier as written data weighs more, `bench/l2-traffic.py` set
-        // `wcapacity`), so the window's volume counts it so.
-        let store_weight = p.l2_store_weight;
+        // `wcapacity`), so the window's volume counts it so. A kernel storing in place writes the
+        // sectors it read, which the window holds already: only the written data's extra room
+        // counts (on the H200's AA kernels the whole weight puts DRAM load 15-250 % over).
+        let store_weight = if prog.stores_in_place_whole(p.sector_bytes) {
+            (p.l2_store_weight - 1.0).max(0.0)
+        } else {
+            p.l2_store_weight
+        };
         let avg_stores = store_weight * l2_store_sectors / nblocks as f64;
         let first_total: f64 = self.pass.first_touch.iter().sum();
         let store_slots = prog

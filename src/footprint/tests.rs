@@ -2113,6 +2113,23 @@ fn stores_in_place_into_whole_sectors_leave_none_partly_written() {
         "{} B/LUP written",
         v.dram_store
     );
+    // The written sectors are those it read: in L2's windows only the written data's extra
+    // room counts (`l2_store_weight` less one). H200, 256³, 4×16×4 fold 4×1×1 at 3 blocks per
+    // SM: 111.9 B/LUP written and 98.7 read, where the whole weight gave 207.0 and 300.8.
+    let folded = LaunchConfig::new([4, 16, 4], [4, 1, 1]);
+    let v = estimate(
+        &aa,
+        &folded,
+        &Domain::new3(256, 256, 256),
+        &CacheParams::from_machine(&m, folded.threads(), 3),
+    )
+    .unwrap();
+    assert!(
+        (v.dram_store / 111.9 - 1.0).abs() < 0.1,
+        "{} B/LUP",
+        v.dram_store
+    );
+    assert!(v.dram_load < 1.4 * 98.7, "{} B/LUP", v.dram_load);
     // A pull kernel stores into another array than it reads.
     let (_, soa) = d3q19_pull();
     assert!(!MemoryProgram::new(&soa, &d, &wide)
