@@ -527,6 +527,11 @@ def provenance(cp):
             "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")}
 
 
+# The order of a counter report's records' `errors` (the tool's `Level::ALL`), and the line the
+# issue's target draws (within ±10 % of the counters).
+LEVELS = ["l1_load_requests", "l1_wavefronts", "l2_load", "l2_store", "dram_load", "dram_store"]
+TOL = 0.10
+
 # The suffixes `bench/recheck-counters.sh` gives a sweep re-analysed with an experiment file.
 EXPERIMENT_VARIANTS = ("-reuse-curve", "-step", "-full-l2")
 

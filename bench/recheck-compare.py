@@ -20,11 +20,8 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from benchlib import recheck_sweeps  # noqa: E402
+from benchlib import LEVELS, TOL, recheck_sweeps  # noqa: E402
 
-TOL = 0.10
-# The order of each record's `errors` (the tool's `Level::ALL`).
-LEVELS = ["l1_load_requests", "l1_wavefronts", "l2_load", "l2_store", "dram_load", "dram_store"]
 DEFAULT = ["l2_load", "dram_load", "dram_store"]
 
 

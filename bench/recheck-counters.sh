@@ -267,9 +267,9 @@ sweeps() {
     # top:16` with the binary of 1fedadd): the four kernels of the sweeps above
     # (top63/raw/run.sh) and the project's other stencils and LBM kernels at their files' element
     # type (top63/raw/run-more.sh). Not in the totals, which measure the visitor over the
-    # configuration space: listed on their own line (TOPK).
+    # configuration space: listed on their own line (TOPK), with the preset only.
     local before=$SWEEPS
-    dir_sweeps top63 "$m" "$x" "star3d_r4-f64:256,256,256:$STAR --dtype f64" \
+    [ -n "$x" ] || dir_sweeps top63 "$m" "$x" "star3d_r4-f64:256,256,256:$STAR --dtype f64" \
       "box3d_r1-f32:256,256,256:$st/box3d_r1.toml --dtype f32" \
       "d3q19_srt_pull-soa:256,256,256:$lb/d3q19_srt_pull.toml" \
       "d3q19_srt_pull-aos:256,256,256:$aos" "star3d_r1-f64:256,256,256:$st/star3d_r1.toml" \
@@ -380,7 +380,7 @@ def within(name, level):
 names = list(reports)
 other = os.environ.get("EXPERIMENTS", "").split()
 top = os.environ.get("TOPK", "").split()
-exp = [n for n in names if n.endswith(xs) and n not in top]
+exp = [n for n in names if n.endswith(xs)]
 preset = [n for n in names if n not in exp and n not in other and n not in top]
 both = [n for n in preset if n + xs in exp]
 groups = [("all sweeps, preset", preset), ("both variants, preset", both),

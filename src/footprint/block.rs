@@ -1890,7 +1890,7 @@ impl BlockScratch {
         // `wcapacity`), so the window's volume counts it so. A kernel storing in place writes the
         // sectors it read, which the window holds already: only the written data's extra room
         // counts (on the H200's AA kernels the whole weight puts DRAM load 15-250 % over).
-        let store_weight = if prog.stores_in_place_whole(p.sector_bytes) {
+        let store_weight = if t.in_place {
             (p.l2_store_weight - 1.0).max(0.0)
         } else {
             p.l2_store_weight
@@ -2175,7 +2175,7 @@ impl BlockScratch {
                 rewritten + pairs_early,
                 // A sector a kernel storing in place writes in pieces is whole in L2 (read just
                 // before): evicted between two writes it is written twice, never filled.
-                if prog.stores_in_place_whole(p.sector_bytes) {
+                if t.in_place {
                     0.0
                 } else {
                     2.0 * rewritten - fewer_fills + pairs_early
