@@ -152,8 +152,11 @@ struct Prepared {
     line_room: Vec<f64>,
     /// Whether the kernel stores in place into whole sectors
     /// (`MemoryProgram::stores_in_place_whole`): the sectors it writes only in part are whole in
-    /// L2, read before, and need no fill.
+    /// L2 when the stores arrive, and none is left partly written.
     in_place: bool,
+    /// Whether the kernel stores in place at all (`MemoryProgram::stores_in_place`): every
+    /// sector it writes back in pieces, it read, and L2 writes it back without a fill.
+    stores_read_sectors: bool,
 }
 
 impl Prepared {
@@ -1340,6 +1343,7 @@ impl BlockScratch {
             step_fetch_ratio,
             line_room,
             in_place: prog.stores_in_place_whole(p.sector_bytes),
+            stores_read_sectors: prog.stores_in_place(),
             s,
             fetch,
             nblocks,
@@ -1426,13 +1430,15 @@ impl BlockScratch {
             dram_load_sectors: t.compulsory_fetched()
                 + reuse_missed
                 + refetch_missed
-                + if t.in_place {
+                // A kernel storing in place read every sector it writes in part (measured on
+                // the H200, `oos63/`-`oos65/`: the AA tiles narrower than a sector, whose
+                // sectors L2 writes back in pieces, read no more than their loads miss).
+                + if t.stores_read_sectors {
                     0.0
                 } else {
-                    t.stored.distinct - t.stored.full
+                    t.stored.distinct - t.stored.full + written_early
                 }
                 + filled
-                + written_early
                 + partners_missed,
             dram_store_sectors: t.stored.distinct + rewritten + written_early,
         }
@@ -2173,9 +2179,9 @@ impl BlockScratch {
             refetch_missed,
             (
                 rewritten + pairs_early,
-                // A sector a kernel storing in place writes in pieces is whole in L2 (read just
-                // before): evicted between two writes it is written twice, never filled.
-                if t.in_place {
+                // A sector a kernel storing in place writes in pieces it read: evicted between
+                // two writes it is written twice, never filled.
+                if t.stores_read_sectors {
                     0.0
                 } else {
                     2.0 * rewritten - fewer_fills + pairs_early

@@ -469,7 +469,9 @@ impl MemoryProgram {
         self.stores_in_place() && self.stored_row_bytes() >= sector_bytes
     }
 
-    /// Whether the kernel stores in place: every store goes to a field it also loads.
+    /// Whether the kernel stores in place: every store goes to an address one of its loads
+    /// reads (the AA pattern: a thread writes the slots it read, in other orders), so every
+    /// sector it writes, it has read.
     pub fn stores_in_place(&self) -> bool {
         let mut stores = self
             .instructions
@@ -478,9 +480,9 @@ impl MemoryProgram {
             .peekable();
         stores.peek().is_some()
             && stores.all(|s| {
-                self.instructions
-                    .iter()
-                    .any(|l| l.kind == AccessKind::Load && l.field == s.field)
+                self.instructions.iter().any(|l| {
+                    l.kind == AccessKind::Load && l.field == s.field && l.address == s.address
+                })
             })
     }
 }

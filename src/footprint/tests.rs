@@ -2138,6 +2138,52 @@ fn stores_in_place_into_whole_sectors_leave_none_partly_written() {
 }
 
 #[test]
+fn stores_in_place_fill_none_of_the_sectors_they_write_back_in_pieces() {
+    // Measured on the H200 (`oos63/`-`oos65/`): AA tiles narrower than a sector, whose sectors
+    // L2 writes back in pieces (DRAM store above the minimum), read what their loads miss and
+    // no more: each sector they write, they read first. D3Q19 AA (even step) 1×64×4 fold 2×1×2
+    // at 3 blocks per SM writes 94.3 B/LUP and reads 81.1, where a fill per piece written back
+    // gave 183.6 (now 76.6).
+    let aa = kernel_of("lbm/d3q19_srt_aa.toml");
+    let d = Domain::new3(128, 64, 64);
+    let m = crate::spec::load_machine("h200").unwrap();
+    let narrow = LaunchConfig::new([2, 16, 2], [1, 2, 2]);
+    // Every pair of pieces written back apart, L2 large enough to keep every reuse.
+    let p = CacheParams {
+        partial_sector_limit: 1.0,
+        ..CacheParams::from_machine(&m, narrow.threads(), 3)
+    };
+    let (min_load, min_store) = minimal_volumes(&aa);
+    let v = estimate(&aa, &narrow, &d, &p).unwrap();
+    assert!(
+        v.dram_store > 1.3 * min_store,
+        "{} B/LUP written",
+        v.dram_store
+    );
+    assert!(v.dram_load < 1.05 * min_load, "{} B/LUP read", v.dram_load);
+    // A pull kernel writes another array than it reads: each piece written back is filled.
+    let (_, soa) = d3q19_pull();
+    let (min_load, min_store) = minimal_volumes(&soa);
+    let v = estimate(&soa, &narrow, &d, &p).unwrap();
+    assert!(
+        v.dram_store > 1.3 * min_store,
+        "{} B/LUP written",
+        v.dram_store
+    );
+    assert!(
+        v.dram_load - min_load > 0.8 * (v.dram_store - min_store),
+        "{} B/LUP read, {} written",
+        v.dram_load,
+        v.dram_store
+    );
+    // The stores must write where the loads read: the push kernel's do not.
+    let push = kernel_of("lbm/d3q19_srt_push_aos.toml");
+    assert!(!MemoryProgram::new(&push, &d, &narrow)
+        .unwrap()
+        .stores_in_place());
+}
+
+#[test]
 fn row_ends_blocks_beside_each_other_complete_lose_the_machines_share_below_the_limit() {
     // Measured on the H200 (`oos60/` misaligned, `top63/`, `oos63/`): D3Q19, D3Q27 and D2Q9
     // SoA tiles whose rows start 4 or 8 bytes into a sector (one ghost layer) write back early
