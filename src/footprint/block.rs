@@ -151,11 +151,10 @@ struct Prepared {
     /// (see [`line_room`]).
     line_room: Vec<f64>,
     /// Whether the kernel stores in place into whole sectors
-    /// (`MemoryProgram::stores_in_place_whole`): the sectors it writes only in part are whole in
-    /// L2 when the stores arrive, and none is left partly written.
+    /// (`MemoryProgram::stores_in_place_whole`): L2's windows hold the sectors it writes already.
     in_place: bool,
-    /// Whether the kernel stores in place at all (`MemoryProgram::stores_in_place`): every
-    /// sector it writes back in pieces, it read, and L2 writes it back without a fill.
+    /// Whether the kernel stores in place (`MemoryProgram::stores_in_place`): every sector it
+    /// writes, it read, so none is partly written in L2 and none written back is filled.
     stores_read_sectors: bool,
 }
 
@@ -1473,8 +1472,7 @@ impl BlockScratch {
         wave: f64,
     ) -> f64 {
         // Stores in place find their sectors whole in L2: none is partly written.
-        if p.partial_sector_limit <= 0.0 || steps == 0 || prog.stores_in_place_whole(p.sector_bytes)
-        {
+        if p.partial_sector_limit <= 0.0 || steps == 0 || prog.stores_in_place() {
             return 0.0;
         }
         // A kernel storing one array keeps its pairs steps apart (star3d_r4, `pstride`); the
@@ -2212,11 +2210,10 @@ impl BlockScratch {
 /// (`partial_store_loss_back_to_back`): on the H100 0.008 at 4 warps and 0.11 at 16 against
 /// 0.03 and 0.19 (set `storegap`); the D3Q19 AoS twins with the float options store so and
 /// lose 0.02 and 0.05, the same code spread at 32 registers 0.08 and 0.2 (`bench/aos-reads.py`,
-/// set `options`). A kernel storing in place into whole sectors
-/// (`MemoryProgram::stores_in_place_whole`) loses none: its sectors are whole in L2 when the
-/// stores arrive.
+/// set `options`). A kernel storing in place (`MemoryProgram::stores_in_place`) loses none:
+/// each thread stores into sectors it read just before, whole in L2 when the stores arrive.
 pub(crate) fn partial_store_share(prog: &MemoryProgram, p: &CacheParams) -> f64 {
-    if prog.stores_in_place_whole(p.sector_bytes) {
+    if prog.stores_in_place() {
         return 0.0;
     }
     if prog

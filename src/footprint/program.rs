@@ -459,12 +459,10 @@ impl MemoryProgram {
         self.config.block[0] * self.config.fold[0] * elem
     }
 
-    /// Whether the kernel stores in place into whole sectors: every store goes to a field it
-    /// also loads (the AA pattern's one array, which a thread writes where it read), and a
-    /// tile's row spans a sector or more. Its stores find their sectors whole in L2, read by
-    /// the same block just before, so none is left partly written. (Tiles narrower than a
-    /// sector share each sector with the blocks beside them, which read and write it at other
-    /// times: measured, those lose sectors as other kernels' do.)
+    /// Whether the kernel stores in place (`stores_in_place`) and a tile's row spans a sector or
+    /// more: the sectors a block writes are those it read, not its neighbours', so L2's windows
+    /// hold them already. (For tiles narrower than a sector, which share each sector with the
+    /// blocks beside them, the measured counters do not say so: H200, `oos63/`-`oos65/`.)
     pub fn stores_in_place_whole(&self, sector_bytes: usize) -> bool {
         self.stores_in_place() && self.stored_row_bytes() >= sector_bytes
     }
