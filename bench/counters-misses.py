@@ -104,8 +104,9 @@ CLASSES = {
                 "stretch, so a fold point's lines are read again by the next after about a third "
                 "of the lockstep's traffic; the tiles of many fold points, as short, lose their "
                 "reuses all the same, with their stores; a kernel storing in place into whole "
-                "sectors counts only its written data's extra room, l2_store_weight - 1, and its "
-                "AA tiles two threads wide folded along x stay 70-250 % over, oos64/, oos65/)",
+                "sectors counts only its written data's extra room, l2_store_weight - 1; its AA "
+                "tiles two threads wide folded along x, 70-250 % over before stop 64's in-place "
+                "rules (no fills, no partly written sectors), are -25 to +74 %, oos63/-oos66/)",
                 "l2-traffic/capacity, l2-traffic/wcapacity, l2-traffic/sibling, link-gaps/, "
                 "h200 fold-gaps/; the -step experiment files"),
     "order-aos": ("L2 load", "scheduling order: AoS warps are interleaved by the full L1 load "

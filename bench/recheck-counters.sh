@@ -263,6 +263,14 @@ sweeps() {
     dir_sweeps oos65 "$m" "$x" "d3q19_srt_aa:256,256,256:$lb/d3q19_srt_aa.toml" \
       "d3q19_srt_aa-even:256,256,256:$lb/d3q19_srt_aa.toml --step even" \
       "d3q15_trt_aa_force:256,256,256:$lb/d3q15_trt_aa_force.toml"
+    # The AA kernels a fourth time (seed 66) after stop 64's in-place rules (no fills, no partly
+    # written sectors at any tile width), with D3Q19 SRT SoA (one ghost layer) and D2Q9 SRT
+    # (oos66/raw/run.sh).
+    dir_sweeps oos66 "$m" "$x" "d3q19_srt_aa:256,256,256:$lb/d3q19_srt_aa.toml" \
+      "d3q19_srt_aa-even:256,256,256:$lb/d3q19_srt_aa.toml --step even" \
+      "d3q15_trt_aa_force:256,256,256:$lb/d3q15_trt_aa_force.toml" \
+      "d3q19_srt_pull-soa1:256,256,256:$SOA" \
+      "d2q9_srt_pull:4096,4096:$lb/d2q9_srt_pull.toml"
     # What a user deploys: each kernel's 16 configurations the ranking put first (`--configs
     # top:16` with the binary of 1fedadd): the four kernels of the sweeps above
     # (top63/raw/run.sh) and the project's other stencils and LBM kernels at their files' element
