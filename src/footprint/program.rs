@@ -461,8 +461,9 @@ impl MemoryProgram {
 
     /// Whether the kernel stores in place (`stores_in_place`) and a tile's row spans a sector or
     /// more: the sectors a block writes are those it read, not its neighbours', so L2's windows
-    /// hold them already. (For tiles narrower than a sector, which share each sector with the
-    /// blocks beside them, the measured counters do not say so: H200, `oos63/`-`oos65/`.)
+    /// hold them already. (Tiles narrower than a sector share each sector with the blocks beside
+    /// them; counted so, the H200's narrow AA tiles move away from the counters:
+    /// `bench/prototypes/README.md`, "The written data's room in place".)
     pub fn stores_in_place_whole(&self, sector_bytes: usize) -> bool {
         self.stores_in_place() && self.stored_row_bytes() >= sector_bytes
     }
