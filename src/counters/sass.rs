@@ -651,7 +651,7 @@ pub struct OrdersFile {
 }
 
 /// The compiled orders of the twins of `configs` (of `kernel` on `domain`) in the format
-/// [`CompiledOrders`](super::CompiledOrders) reads, from the functions of their SASS (each
+/// [`CompiledOrders`] reads, from the functions of their SASS (each
 /// under its entry name, [`entry_name`](super::entry_name)).
 pub fn orders_file(
     kernel: &Kernel,

@@ -23,8 +23,8 @@ pub const REGISTERS_PER_WORD: f64 = 0.87;
 /// The architectural limit of registers per thread (sm_70…sm_90).
 pub const MAX_REGISTERS: usize = 255;
 
-/// Registers per thread the generated code is expected to use: [`REGISTER_BASE`] +
-/// [`REGISTERS_PER_WORD`] × words of the peak live values ([`live_values`]), at most
+/// Registers per thread the generated code is expected to use: `REGISTER_BASE` (23) +
+/// `REGISTERS_PER_WORD` (0.87) × words of the peak live values ([`live_values`]), at most
 /// [`MAX_REGISTERS`] (more would spill; [`spills`] says so). `rank --registers N` overrides it.
 pub fn estimate_registers(kernel: &Kernel, config: &LaunchConfig) -> usize {
     capped(register_demand(kernel, config))
