@@ -1470,6 +1470,7 @@ impl BlockScratch {
         missed: &[f64],
         steps: usize,
         wave: f64,
+        stored_together: f64,
     ) -> f64 {
         // Stores in place find their sectors whole in L2: none is partly written.
         if p.partial_sector_limit <= 0.0 || steps == 0 || prog.stores_in_place() {
@@ -1477,7 +1478,9 @@ impl BlockScratch {
         }
         // A kernel storing one array keeps its pairs steps apart (star3d_r4, `pstride`); the
         // sectors its blocks share at one step it loses as the others do.
-        let stepped = prog.stores_several_arrays();
+        // So does a push kernel, whose threads each write one word of many neighbours' records.
+        let scattered = prog.stores_scattered();
+        let stepped = prog.stores_several_arrays() || scattered;
         let pairs = &self.pass.write_pairs;
         let across = &self.pass.write_pairs_across;
         let st = steps as f64;
@@ -1512,6 +1515,13 @@ impl BlockScratch {
             return 0.0;
         }
         let share = (1.0 - p.partial_sector_limit / count).max(0.0);
+        // A push kernel's sectors are each written by many threads over much of the run: L2
+        // fills each it writes back early once, and the sector is whole in L2 after (measured:
+        // D3Q19 push AoS writes every sector twice and reads it once more, at 6 to 32 blocks
+        // per SM alike, `top63/`), not once per pair of its pieces.
+        if scattered {
+            return share * stored_together;
+        }
         pairs
             .iter()
             .zip(across)
@@ -2120,7 +2130,21 @@ impl BlockScratch {
             .iter()
             .map(|c| 1.0 - written_hit(c))
             .collect();
-        let pairs_early = self.pairs_written_early(prog, p, &missed, steps, wave) * nblocks as f64;
+        let pairs_early = self.pairs_written_early(
+            prog,
+            p,
+            &missed,
+            steps,
+            wave,
+            t.stored_together / nblocks as f64,
+        ) * nblocks as f64;
+        // The share of a push kernel's sectors L2 filled at its limit: whole in L2 after, a
+        // sector it evicts between two pieces costs a second write but no fill.
+        let filled_at_limit = if prog.stores_scattered() && t.stored_together > 0.0 {
+            (pairs_early / t.stored_together).min(1.0)
+        } else {
+            0.0
+        };
         let rewritten = self
             .pass
             .write_pairs
@@ -2182,7 +2206,7 @@ impl BlockScratch {
                 if t.stores_read_sectors {
                     0.0
                 } else {
-                    2.0 * rewritten - fewer_fills + pairs_early
+                    2.0 * (rewritten - fewer_fills / 2.0) * (1.0 - filled_at_limit) + pairs_early
                 },
             ),
             partners_missed,

@@ -447,6 +447,19 @@ impl MemoryProgram {
         n > 1
     }
 
+    /// Whether a point's stores go to several cells (a push kernel writes each population to
+    /// the neighbour it streams to): every stored sector then gets its pieces from several
+    /// threads, at other steps and in other blocks.
+    pub fn stores_scattered(&self) -> bool {
+        let mut offsets = self
+            .instructions
+            .iter()
+            .filter(|i| i.kind == AccessKind::Store)
+            .map(|i| i.access.offset);
+        let first = offsets.next();
+        offsets.any(|o| Some(o) != first)
+    }
+
     /// Bytes of a tile's row in the widest field it stores (the tile's width times the element).
     pub fn stored_row_bytes(&self) -> usize {
         let elem = self
