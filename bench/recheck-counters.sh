@@ -271,6 +271,10 @@ sweeps() {
       "d3q15_trt_aa_force:256,256,256:$lb/d3q15_trt_aa_force.toml" \
       "d3q19_srt_pull-soa1:256,256,256:$SOA" \
       "d2q9_srt_pull:4096,4096:$lb/d2q9_srt_pull.toml"
+    # D3Q19 SRT push AoS drawn twice (seeds 67, 68) after stop 64's push rule (oos67/raw/run.sh, one
+    # call for both; oos68/ holds the second draw).
+    dir_sweeps oos67 "$m" "$x" "d3q19_srt_push_aos:256,256,256:$lb/d3q19_srt_push_aos.toml"
+    dir_sweeps oos68 "$m" "$x" "d3q19_srt_push_aos:256,256,256:$lb/d3q19_srt_push_aos.toml"
     # What a user deploys: each kernel's 16 configurations the ranking put first (`--configs
     # top:16` with the binary of 1fedadd): the four kernels of the sweeps above
     # (top63/raw/run.sh) and the project's other stencils and LBM kernels at their files' element
