@@ -292,6 +292,9 @@ sweeps() {
       "d3q27_trt_pull:256,256,256:$lb/d3q27_trt_pull.toml" \
       "d3q19_srt_push_aos:256,256,256:$lb/d3q19_srt_push_aos.toml" \
       "d2q9_srt_pull:4096,4096:$lb/d2q9_srt_pull.toml"
+    # The ranking's new top 16 of D3Q19 push AoS after stop 64's push rule (top64/raw/run.sh).
+    [ -n "$x" ] || dir_sweeps top64 "$m" "$x" \
+      "d3q19_srt_push_aos:256,256,256:$lb/d3q19_srt_push_aos.toml"
     TOPK="${TOPK:-}${SWEEPS#"$before"}"
   fi
   if [ "$GPU" = h100 ]; then
@@ -398,7 +401,7 @@ both = [n for n in preset if n + xs in exp]
 groups = [("all sweeps, preset", preset), ("both variants, preset", both),
           ("both variants, experiment file", [n + xs for n in both])]
 if top:
-    groups.append(("ranking's top 16 (12 kernels), preset", [n for n in top if not n.endswith(xs)]))
+    groups.append(("rankings' top 16 (12 kernels, push AoS twice), preset", [n for n in top if not n.endswith(xs)]))
 for label, group in groups:
     cells = []
     for lv in ("l2_load", "dram_load", "dram_store"):

@@ -1462,7 +1462,9 @@ impl BlockScratch {
     /// partly written lines far apart reach L2's limit earlier, `bench/l2-traffic.py` set
     /// `pstride`); D3Q19 SoA tiles narrower than a sector 0.30-0.82 of their sectors (`oos60/`),
     /// star3d_r4's 0.16-0.45 (`partial-occupancy/narrow`, at the driver's carve-out); D3Q19 AoS
-    /// tiles one or two records wide wrote 4.5-17.4 % more than estimated without it.
+    /// tiles one or two records wide wrote 4.5-17.4 % more than estimated without it. A push
+    /// kernel (`MemoryProgram::stores_scattered`) loses each of the block's `stored_together`
+    /// sectors once.
     fn pairs_written_early(
         &self,
         prog: &MemoryProgram,
@@ -1478,9 +1480,17 @@ impl BlockScratch {
         }
         // A kernel storing one array keeps its pairs steps apart (star3d_r4, `pstride`); the
         // sectors its blocks share at one step it loses as the others do.
-        // So does a push kernel, whose threads each write one word of many neighbours' records.
-        let scattered = prog.stores_scattered();
-        let stepped = prog.stores_several_arrays() || scattered;
+        // A push kernel's threads each write one word into many neighbours' records, the
+        // z-neighbours' a plane of blocks apart in launch order: every sector it stores together
+        // stays partly written for much of the run, far more of them than L2's limit, and L2
+        // fills each once (whole in L2 after), not once per pair of its pieces. Measured on the
+        // H200 (`top63/`, `top64/`): D3Q19 push AoS at 1 to 32 blocks per SM and blocks of 32 to
+        // 1,024 threads writes 146-155 B/LUP for 76 stored and reads as much again beyond its
+        // loads, where the pairs' count gave a share of 0.3-0.9.
+        if prog.stores_scattered() {
+            return stored_together;
+        }
+        let stepped = prog.stores_several_arrays();
         let pairs = &self.pass.write_pairs;
         let across = &self.pass.write_pairs_across;
         let st = steps as f64;
@@ -1515,13 +1525,6 @@ impl BlockScratch {
             return 0.0;
         }
         let share = (1.0 - p.partial_sector_limit / count).max(0.0);
-        // A push kernel's sectors are each written by many threads over much of the run: L2
-        // fills each it writes back early once, and the sector is whole in L2 after (measured:
-        // D3Q19 push AoS writes every sector twice and reads it once more, at 6 to 32 blocks
-        // per SM alike, `top63/`), not once per pair of its pieces.
-        if scattered {
-            return share * stored_together;
-        }
         pairs
             .iter()
             .zip(across)
