@@ -2183,6 +2183,59 @@ fn stores_in_place_fill_none_of_the_sectors_they_write_back_in_pieces() {
 }
 
 #[test]
+fn the_store_rules_select_exactly_the_kernels_they_were_measured_on() {
+    // The in-place rules (no fills, no partly written sectors) hold for the AA kernels, both
+    // steps; the push rule (each sector stored together lost once) for the push kernel. Every
+    // other kernel of the project keeps the write-only rules.
+    use crate::lbm::Step;
+    let d = Domain::new3(64, 32, 32);
+    let d2 = Domain::new2(256, 128);
+    let files = [
+        "stencils/box3d_r1.toml",
+        "stencils/star2d_r1.toml",
+        "stencils/star3d_r1.toml",
+        "stencils/star3d_r4.toml",
+        "stencils/varcoeff3d_r1.toml",
+        "lbm/d2q9_srt_pull.toml",
+        "lbm/d3q15_trt_aa_force.toml",
+        "lbm/d3q19_srt_aa.toml",
+        "lbm/d3q19_srt_pull.toml",
+        "lbm/d3q19_srt_push_aos.toml",
+        "lbm/d3q19_trt_pull.toml",
+        "lbm/d3q27_trt_pull.toml",
+        "bench/counters/d3q19_srt_pull_aos.toml",
+        "bench/counters/d3q19_srt_pull_soa.toml",
+    ];
+    for file in files {
+        let aa = file.contains("_aa");
+        let steps: &[Option<Step>] = if aa {
+            &[Some(Step::Even), Some(Step::Odd)]
+        } else {
+            &[None]
+        };
+        for &step in steps {
+            let k = crate::spec::load_definition_step(file.as_ref(), step)
+                .unwrap()
+                .kernel;
+            let (c, dom) = if file.contains("2d") || file.contains("d2q9") {
+                (LaunchConfig::new([32, 4, 1], [1, 1, 1]), &d2)
+            } else {
+                (LaunchConfig::new([32, 4, 1], [1, 1, 1]), &d)
+            };
+            let prog = MemoryProgram::new(&k, dom, &c).unwrap();
+            assert_eq!(prog.stores_in_place(), aa, "{file} {step:?}");
+            // The AA odd step stores to neighbours too, but in place.
+            let push = file.contains("push");
+            assert_eq!(
+                prog.stores_scattered() && !prog.stores_in_place(),
+                push,
+                "{file} {step:?}"
+            );
+        }
+    }
+}
+
+#[test]
 fn push_kernels_lose_each_sector_they_store_together_once() {
     // Measured on the H200 (`top63/`, `top64/`): D3Q19 SRT push AoS, whose threads each write
     // one word into 19 neighbours' records, writes every sector twice and reads it once more
