@@ -1478,8 +1478,6 @@ impl BlockScratch {
         if p.partial_sector_limit <= 0.0 || steps == 0 || prog.stores_in_place() {
             return 0.0;
         }
-        // A kernel storing one array keeps its pairs steps apart (star3d_r4, `pstride`); the
-        // sectors its blocks share at one step it loses as the others do.
         // A push kernel's threads each write one word into many neighbours' records, the
         // z-neighbours' a plane of blocks apart in launch order: every sector it stores together
         // stays partly written for much of the run, far more of them than L2's limit, and L2
@@ -1490,6 +1488,8 @@ impl BlockScratch {
         if prog.stores_scattered() {
             return stored_together;
         }
+        // A kernel storing one array keeps its pairs steps apart (star3d_r4, `pstride`); the
+        // sectors its blocks share at one step it loses as the others do.
         let stepped = prog.stores_several_arrays();
         let pairs = &self.pass.write_pairs;
         let across = &self.pass.write_pairs_across;
@@ -2141,13 +2141,9 @@ impl BlockScratch {
             wave,
             t.stored_together / nblocks as f64,
         ) * nblocks as f64;
-        // The share of a push kernel's sectors L2 filled at its limit: whole in L2 after, a
-        // sector it evicts between two pieces costs a second write but no fill.
-        let filled_at_limit = if prog.stores_scattered() && t.stored_together > 0.0 {
-            (pairs_early / t.stored_together).min(1.0)
-        } else {
-            0.0
-        };
+        // A push kernel's sectors L2 filled at its limit are whole in L2 after: one it evicts
+        // between two later pieces costs a second write but no fill.
+        let filled_at_limit = prog.stores_scattered() && pairs_early > 0.0;
         let rewritten = self
             .pass
             .write_pairs
@@ -2208,8 +2204,10 @@ impl BlockScratch {
                 // two writes it is written twice, never filled.
                 if t.stores_read_sectors {
                     0.0
+                } else if filled_at_limit {
+                    pairs_early
                 } else {
-                    2.0 * (rewritten - fewer_fills / 2.0) * (1.0 - filled_at_limit) + pairs_early
+                    2.0 * rewritten - fewer_fills + pairs_early
                 },
             ),
             partners_missed,
