@@ -538,7 +538,7 @@ EXPERIMENT_VARIANTS = ("-reuse-curve", "-step", "-full-l2")
 
 # The suffixes of the sweeps of the ranking's top configurations, which `bench/recheck-counters.sh`
 # keeps out of its totals (a line of their own).
-TOP_SWEEPS = ("-top63", "-top64")
+TOP_SWEEPS = ("-top63", "-top64", "push_aos-128", "push_aos-64")
 
 
 def recheck_sweeps(outdir, top=False):

@@ -295,6 +295,17 @@ sweeps() {
     # The ranking's new top 16 of D3Q19 push AoS after stop 64's push rule (top64/raw/run.sh).
     [ -n "$x" ] || dir_sweeps top64 "$m" "$x" \
       "d3q19_srt_push_aos:256,256,256:$lb/d3q19_srt_push_aos.toml"
+    # Its top 8 at 128^3 and 64^3, where fewer sectors are partly written at a time
+    # (dom64/raw/run.sh).
+    if [ -z "$x" ]; then
+      local dn
+      for dn in 128 64; do
+        RAW=dom64/raw OWN_ORDERS=dom64/raw/d3q19_srt_push_aos-$dn-compiled-order.txt \
+          ORIGINAL=dom64/d3q19_srt_push_aos-$dn.json run d3q19_srt_push_aos-$dn \
+          d3q19_srt_push_aos-$dn "$m" $dn,$dn,$dn "$lb/d3q19_srt_push_aos.toml"
+        SWEEPS="$SWEEPS d3q19_srt_push_aos-$dn"
+      done
+    fi
     TOPK="${TOPK:-}${SWEEPS#"$before"}"
   fi
   if [ "$GPU" = h100 ]; then
@@ -401,7 +412,7 @@ both = [n for n in preset if n + xs in exp]
 groups = [("all sweeps, preset", preset), ("both variants, preset", both),
           ("both variants, experiment file", [n + xs for n in both])]
 if top:
-    groups.append(("rankings' top 16 (12 kernels, push AoS twice), preset", [n for n in top if not n.endswith(xs)]))
+    groups.append(("rankings' top configurations (12 kernels; push AoS twice, and at 128^3, 64^3), preset", [n for n in top if not n.endswith(xs)]))
 for label, group in groups:
     cells = []
     for lv in ("l2_load", "dram_load", "dram_store"):

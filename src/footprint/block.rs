@@ -1478,19 +1478,15 @@ impl BlockScratch {
         if p.partial_sector_limit <= 0.0 || steps == 0 || prog.stores_in_place() {
             return 0.0;
         }
-        // A push kernel's threads each write one word into many neighbours' records, the
-        // z-neighbours' a plane of blocks apart in launch order: every sector it stores together
-        // stays partly written for much of the run, far more of them than L2's limit, and L2
-        // fills each once (whole in L2 after), not once per pair of its pieces. Measured on the
-        // H200 (`top63/`, `top64/`): D3Q19 push AoS at 1 to 32 blocks per SM and blocks of 32 to
-        // 1,024 threads writes 146-155 B/LUP for 76 stored and reads as much again beyond its
-        // loads, where the pairs' count gave a share of 0.3-0.9.
-        if prog.stores_scattered() {
-            return stored_together;
-        }
+        // A push kernel's threads each write one word into many neighbours' records: its pairs
+        // count as a kernel's storing several arrays do, and besides, each sector it stores
+        // together stays partly written from its first writer to its last, as far apart in
+        // launch order as the stores' offsets reach (a plane of cells per step along z; see
+        // `scattered_count`).
+        let scattered = prog.stores_scattered();
         // A kernel storing one array keeps its pairs steps apart (star3d_r4, `pstride`); the
         // sectors its blocks share at one step it loses as the others do.
-        let stepped = prog.stores_several_arrays();
+        let stepped = prog.stores_several_arrays() || scattered;
         let pairs = &self.pass.write_pairs;
         let across = &self.pass.write_pairs_across;
         let st = steps as f64;
@@ -1509,7 +1505,12 @@ impl BlockScratch {
                 (apart + a * drift) / st
             })
             .sum::<f64>()
-            * wave;
+            * wave
+            + if scattered {
+                scattered_count(prog, stored_together)
+            } else {
+                0.0
+            };
         // Sectors blocks beside each other complete at one step where the tile is a sector wide
         // or more are the row ends of rows not aligned to sectors: a kernel storing several
         // arrays loses at least the machine's share of them, below the limit too (measured: the
@@ -1525,6 +1526,12 @@ impl BlockScratch {
             return 0.0;
         }
         let share = (1.0 - p.partial_sector_limit / count).max(0.0);
+        // A push kernel's sectors: L2 fills each it writes back early once (whole in L2
+        // after), not once per pair of its pieces (measured: D3Q19 push AoS writes each sector
+        // twice and reads it once more at 256³ at 1 to 32 blocks per SM, `top63/`, `top64/`).
+        if scattered {
+            return share * stored_together;
+        }
         pairs
             .iter()
             .zip(across)
@@ -2213,6 +2220,35 @@ impl BlockScratch {
             partners_missed,
         )
     }
+}
+
+/// Sectors a push kernel (`MemoryProgram::stores_scattered`) keeps partly written at a time over
+/// the GPU for the spread of each stored sector's writers in launch order (Little's law: blocks
+/// `n` launches apart start `n / wave` of a run apart, so a sector stays open for the launches
+/// between its first writer and its last): its sectors stored together per cell (of a block's
+/// `stored_together`) times the cells the stores' offsets span in launch order, a plane of the
+/// domain per step along z and a row per step along y. D3Q19 push AoS at 256³: about 300 k
+/// sectors, 5.4 times the H200's limit; at 64³, 19 k, below it.
+pub(crate) fn scattered_count(prog: &MemoryProgram, stored_together: f64) -> f64 {
+    let (mut lo, mut hi) = ([i32::MAX; 3], [i32::MIN; 3]);
+    for i in prog
+        .instructions
+        .iter()
+        .filter(|i| i.kind == AccessKind::Store)
+    {
+        for a in 0..3 {
+            lo[a] = lo[a].min(i.access.offset[a]);
+            hi[a] = hi[a].max(i.access.offset[a]);
+        }
+    }
+    if lo[0] > hi[0] {
+        return 0.0;
+    }
+    let n = prog.domain.size;
+    let span = |a: usize| f64::from(hi[a] - lo[a]);
+    let cells = span(2) * (n[0] * n[1]) as f64 + span(1) * n[0] as f64 + span(0);
+    let points = (prog.config.threads() * prog.config.points_per_thread()) as f64;
+    stored_together / points * cells
 }
 
 /// The share of the sectors a block completes in several stores that L2 writes back before they

@@ -2236,12 +2236,41 @@ fn the_store_rules_select_exactly_the_kernels_they_were_measured_on() {
 }
 
 #[test]
+fn a_push_kernels_sectors_stay_open_for_a_plane_of_cells() {
+    // Each sector D3Q19 push stores is written from the plane below to the plane above: two
+    // planes of cells apart in launch order, whatever the block.
+    let push = kernel_of("lbm/d3q19_srt_push_aos.toml");
+    let count = |d: Domain, c: LaunchConfig| {
+        let prog = MemoryProgram::new(&push, &d, &c).unwrap();
+        let per_block = (c.threads() * c.points_per_thread()) as f64;
+        super::block::scattered_count(&prog, per_block)
+    };
+    let c = LaunchConfig::new([64, 1, 1], [1, 1, 1]);
+    // One sector per cell: two planes and two rows (the y offsets) and two cells (x).
+    let big = count(Domain::new3(256, 256, 32), c);
+    assert!(close(big, 2.0 * 256.0 * 256.0 + 2.0 * 256.0 + 2.0), "{big}");
+    let small = count(Domain::new3(64, 64, 32), c);
+    assert!(
+        close(small, 2.0 * 64.0 * 64.0 + 2.0 * 64.0 + 2.0),
+        "{small}"
+    );
+    // The same for another block shape and folding.
+    let folded = LaunchConfig::new([16, 4, 2], [2, 1, 2]);
+    assert!(close(count(Domain::new3(256, 256, 32), folded), big));
+    // A pull kernel's stores do not spread.
+    let (aos, _) = d3q19_pull();
+    let prog = MemoryProgram::new(&aos, &Domain::new3(64, 64, 32), &c).unwrap();
+    assert_eq!(super::block::scattered_count(&prog, 64.0), 0.0);
+}
+
+#[test]
 fn push_kernels_lose_each_sector_they_store_together_once() {
     // Measured on the H200 (`top63/`, `top64/`): D3Q19 SRT push AoS, whose threads each write
     // one word into 19 neighbours' records, writes every sector twice and reads it once more
     // (DRAM store 146-155 B/LUP for 76 stored, DRAM read as much beyond its 76 loaded) at 1 to
     // 32 blocks per SM alike: L2 fills each partly written sector once at its limit. The
-    // visitor's count of their pairs put them below the limit (79-103 B/LUP).
+    // visitor's count of their pairs put them below the limit (79-103 B/LUP); with their
+    // writers' spread in launch order (a plane of cells) above it.
     let push = kernel_of("lbm/d3q19_srt_push_aos.toml");
     let d = Domain::new3(128, 64, 64);
     let m = crate::spec::load_machine("h200").unwrap();
@@ -2263,6 +2292,15 @@ fn push_kernels_lose_each_sector_they_store_together_once() {
     assert!(
         (read / written - 1.0).abs() < 0.15,
         "{read} {written} B/LUP"
+    );
+    // A smaller plane keeps fewer sectors partly written at a time (a sector's writers are a
+    // plane apart in launch order): less is lost. Measured at 64³: 89-94 B/LUP written.
+    let small = estimate(&push, &c, &Domain::new3(32, 32, 64), &p).unwrap();
+    assert!(
+        small.dram_store < v.dram_store - 0.2 * min_store,
+        "{} B/LUP written at 32×32×64, {} at 128×64×64",
+        small.dram_store,
+        v.dram_store
     );
     // A pull kernel stores at its own cell.
     let (aos, _) = d3q19_pull();
