@@ -156,6 +156,8 @@ struct Prepared {
     /// Whether the kernel stores in place (`MemoryProgram::stores_in_place`): every sector it
     /// writes, it read, so none is partly written in L2 and none written back is filled.
     stores_read_sectors: bool,
+    /// Whether the kernel's stores go to several cells (`MemoryProgram::stores_scattered`).
+    stores_scattered: bool,
 }
 
 impl Prepared {
@@ -1343,6 +1345,7 @@ impl BlockScratch {
             line_room,
             in_place: prog.stores_in_place_whole(p.sector_bytes),
             stores_read_sectors: prog.stores_in_place(),
+            stores_scattered: prog.stores_scattered(),
             s,
             fetch,
             nblocks,
@@ -1463,19 +1466,19 @@ impl BlockScratch {
     /// `pstride`); D3Q19 SoA tiles narrower than a sector 0.30-0.82 of their sectors (`oos60/`),
     /// star3d_r4's 0.16-0.45 (`partial-occupancy/narrow`, at the driver's carve-out); D3Q19 AoS
     /// tiles one or two records wide wrote 4.5-17.4 % more than estimated without it. A push
-    /// kernel (`MemoryProgram::stores_scattered`) loses each of the block's `stored_together`
-    /// sectors once.
+    /// kernel (`MemoryProgram::stores_scattered`) loses each of the block's share of
+    /// `Prepared::stored_together` once.
     fn pairs_written_early(
         &self,
         prog: &MemoryProgram,
         p: &CacheParams,
+        t: &Prepared,
         missed: &[f64],
         steps: usize,
         wave: f64,
-        stored_together: f64,
     ) -> f64 {
         // Stores in place find their sectors whole in L2: none is partly written.
-        if p.partial_sector_limit <= 0.0 || steps == 0 || prog.stores_in_place() {
+        if p.partial_sector_limit <= 0.0 || steps == 0 || t.stores_read_sectors {
             return 0.0;
         }
         // A push kernel's threads each write one word into many neighbours' records: its pairs
@@ -1483,7 +1486,8 @@ impl BlockScratch {
         // together stays partly written from its first writer to its last, as far apart in
         // launch order as the stores' offsets reach (a plane of cells per step along z; see
         // `scattered_count`).
-        let scattered = prog.stores_scattered();
+        let scattered = t.stores_scattered;
+        let stored_together = t.stored_together / t.nblocks as f64;
         // A kernel storing one array keeps its pairs steps apart (star3d_r4, `pstride`); the
         // sectors its blocks share at one step it loses as the others do.
         let stepped = prog.stores_several_arrays() || scattered;
@@ -2140,17 +2144,11 @@ impl BlockScratch {
             .iter()
             .map(|c| 1.0 - written_hit(c))
             .collect();
-        let pairs_early = self.pairs_written_early(
-            prog,
-            p,
-            &missed,
-            steps,
-            wave,
-            t.stored_together / nblocks as f64,
-        ) * nblocks as f64;
+        let pairs_early =
+            self.pairs_written_early(prog, p, &t, &missed, steps, wave) * nblocks as f64;
         // A push kernel's sectors L2 filled at its limit are whole in L2 after: one it evicts
         // between two later pieces costs a second write but no fill.
-        let filled_at_limit = prog.stores_scattered() && pairs_early > 0.0;
+        let filled_at_limit = t.stores_scattered && pairs_early > 0.0;
         let rewritten = self
             .pass
             .write_pairs

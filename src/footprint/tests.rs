@@ -2190,6 +2190,7 @@ fn the_store_rules_select_exactly_the_kernels_they_were_measured_on() {
     use crate::lbm::Step;
     let d = Domain::new3(64, 32, 32);
     let d2 = Domain::new2(256, 128);
+    let c = LaunchConfig::new([32, 4, 1], [1, 1, 1]);
     let files = [
         "stencils/box3d_r1.toml",
         "stencils/star2d_r1.toml",
@@ -2217,10 +2218,10 @@ fn the_store_rules_select_exactly_the_kernels_they_were_measured_on() {
             let k = crate::spec::load_definition_step(file.as_ref(), step)
                 .unwrap()
                 .kernel;
-            let (c, dom) = if file.contains("2d") || file.contains("d2q9") {
-                (LaunchConfig::new([32, 4, 1], [1, 1, 1]), &d2)
+            let dom = if file.contains("2d") || file.contains("d2q9") {
+                &d2
             } else {
-                (LaunchConfig::new([32, 4, 1], [1, 1, 1]), &d)
+                &d
             };
             let prog = MemoryProgram::new(&k, dom, &c).unwrap();
             assert_eq!(prog.stores_in_place(), aa, "{file} {step:?}");
