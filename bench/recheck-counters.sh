@@ -374,10 +374,11 @@ fi
 # and the measured L2 room of written data in place of the preset's step, on the H200 the step in
 # place of the preset's measured curve.
 sweeps "$EXP" "$XS"
-EXPERIMENTS=${EXPERIMENTS:-} TOPK=${TOPK:-} python3 - "$OUT" "$XS" $SWEEPS <<'EOF'
+EXPERIMENTS=${EXPERIMENTS:-} TOPK=${TOPK:-} BENCH=$HERE/bench python3 - "$OUT" "$XS" $SWEEPS <<'EOF'
 import json, os, sys
 from pathlib import Path
-LEVELS = ["l1_load_requests", "l1_wavefronts", "l2_load", "l2_store", "dram_load", "dram_store"]
+sys.path.insert(0, os.environ["BENCH"])
+from benchlib import LEVELS, TOL  # noqa: E402
 SHORT = ["L1req", "L1wf", "L2ld", "L2st", "DRld", "DRst"]
 out, xs = Path(sys.argv[1]), sys.argv[2]
 print(f"{'sweep':38} {'n':>3}  " + "  ".join(f"{s:>27}" for s in SHORT))
@@ -396,7 +397,7 @@ def within(name, level):
     """Configurations of sweep `name` whose `level` is within ±10 %, and all of them."""
     recs = reports[name]["records"]
     i = LEVELS.index(level)
-    return sum(1 for r in recs if r["errors"][i] is not None and abs(r["errors"][i]) <= 0.1), len(recs)
+    return sum(1 for r in recs if r["errors"][i] is not None and abs(r["errors"][i]) <= TOL), len(recs)
 
 
 # Totals: every sweep with the preset, and the sweeps both the preset and the experiment file
