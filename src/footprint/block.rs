@@ -118,6 +118,7 @@ struct TileTotals {
     footprint: [f64; 8],
     count: [f64; 8],
     rep_lines: f64,
+    rep_store_lines: f64,
     regions: Vec<(i64, i64, i64, i64)>,
     plane_regions: Vec<(usize, usize, usize)>,
 }
@@ -139,6 +140,8 @@ struct Prepared {
     footprint: [f64; 8],
     count: [f64; 8],
     rep_lines: f64,
+    /// The distinct lines the representative block's stores touch (L1 allocates a line for a store).
+    rep_store_lines: f64,
     all_footprints: f64,
     compulsory: f64,
     compulsory_fetches: f64,
@@ -219,6 +222,8 @@ pub(crate) struct BlockScratch {
     rows: Vec<SampledRow>,
     pass: RowPass,
     ws: Vec<f64>,
+    /// `ws` with the lines the interleaved warps' stores add to a first burst's windows.
+    burst_ws: Vec<f64>,
     evict: Vec<f64>,
     /// Eviction by gap for the loads of a warp's first burst (see `RowPass::refetches`).
     burst_evict: Vec<f64>,
@@ -1148,6 +1153,7 @@ impl BlockScratch {
         let mut footprint = [0.0f64; 8];
         let mut count = [0.0f64; 8];
         let mut rep_lines = 0.0;
+        let mut rep_store_lines = 0.0;
         self.regions.clear();
         self.plane_regions.clear();
         for c in 0..8 {
@@ -1184,6 +1190,14 @@ impl BlockScratch {
                 }
                 if c == rep_class {
                     self.keep_regions(pi);
+                    super::rows::boxes(&self.acc, AccessKind::Store, pi, &at, &mut self.boxes);
+                    if !self.boxes.is_empty() {
+                        self.counter.decompose(&pl, &self.boxes);
+                        rep_store_lines += self
+                            .counter
+                            .count_decomposed(&pl, &[(0, 1.0)], line)
+                            .distinct;
+                    }
                 }
             }
         }
@@ -1191,6 +1205,7 @@ impl BlockScratch {
             footprint,
             count,
             rep_lines,
+            rep_store_lines,
             regions: self.regions.clone(),
             plane_regions: self.plane_regions.clone(),
         }
@@ -1259,6 +1274,7 @@ impl BlockScratch {
             None => self.tile_totals(classes, rep, rep_class, s, line),
         };
         let (footprint, count, rep_lines) = (t.footprint, t.count, t.rep_lines);
+        let rep_store_lines = t.rep_store_lines;
         self.regions.clone_from(&t.regions);
         self.plane_regions.clone_from(&t.plane_regions);
         self.tiles.insert((tile, line), t);
@@ -1358,6 +1374,7 @@ impl BlockScratch {
             footprint,
             count,
             rep_lines,
+            rep_store_lines,
             all_footprints,
             compulsory,
             compulsory_fetches,
@@ -1573,9 +1590,10 @@ impl BlockScratch {
         is_load: &[bool],
         rep_weight: f64,
         resident: f64,
-        load_steps: usize,
+        store_lines: f64,
     ) -> f64 {
         let cfg = &prog.config;
+        let load_steps = self.pass.load_steps();
         let cap = (p.l1_bytes / p.line_bytes) as f64;
         let ways = p.l1_conflict_ways;
         let share = rep_weight * cap / resident;
@@ -1596,8 +1614,21 @@ impl BlockScratch {
             .map_or(1.0, |l| l / rep_weight / warps_per_block);
         let interleaved = p.l1_interleave.share(lines_per_load);
         let burst_loads = if interleaved < 1.0 {
+            // L1 allocates a line for a store as for a load (`l1-policy` `writes`, H100 README),
+            // and the warps interleaved with a burst are at any point of their runs: a window of
+            // `g` load steps holds their stores' distinct lines at the block's rate per load step
+            // too. Push kernels store about nine lines per line they load, enough to evict a
+            // record's lines between its loads; in lockstep, stores come after the loads.
+            let store_rate = store_lines * rep_weight / load_steps as f64;
+            self.burst_ws.clear();
+            self.burst_ws.extend(
+                self.ws
+                    .iter()
+                    .enumerate()
+                    .map(|(g, w)| w + g as f64 * store_rate),
+            );
             l1_evictions(
-                &self.ws,
+                &self.burst_ws,
                 gaps,
                 share / interleaved,
                 ways,
@@ -1667,7 +1698,6 @@ impl BlockScratch {
             .collect();
         self.pass
             .set_loads(&is_load, &prog.issued, prog.compiled_order.as_deref());
-        let load_steps = self.pass.load_steps();
         let wave_blocks = (p.sms * p.blocks_per_sm).min(nblocks).max(1) as i64;
         let issue = Issue::new(wave_blocks, p.sms as i64);
         let lattice = Grid {
@@ -1795,7 +1825,8 @@ impl BlockScratch {
             );
             self.pass.skip_links = false;
             self.rows = link_rows;
-            let refetched = self.l1_refetches(prog, p, &is_load, rep_weight, resident, load_steps);
+            let refetched =
+                self.l1_refetches(prog, p, &is_load, rep_weight, resident, t.rep_store_lines);
             if let Some(seen) = self.pass.last_seen_steps() {
                 self.pass.last_seen = seen;
             }

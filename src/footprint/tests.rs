@@ -2343,3 +2343,22 @@ fn row_ends_blocks_beside_each_other_complete_lose_the_machines_share_below_the_
     let box3d = kernel_of("stencils/box3d_r1.toml");
     assert_eq!(est(&box3d, &c, 0.3), est(&box3d, &c, 0.0));
 }
+
+#[test]
+fn push_kernels_stores_evict_the_lines_a_burst_of_loads_shares() {
+    // L1 allocates a line for a store. D3Q19 push AoS stores to the lines of nine rows for the
+    // one row of records it loads, and the warps interleaved with a warp's burst of 19 loads
+    // are storing meanwhile: on the H200 at 128^3, 64x1x1 at 25 blocks per SM reads 118.5
+    // B/LUP through L2 (`dom64/`; 76 minimal), where the loads' lines alone lose 85.9.
+    let push = kernel_of("lbm/d3q19_srt_push_aos.toml");
+    let m = crate::spec::load_machine("h200").unwrap();
+    let d = Domain::new3(128, 128, 128);
+    let c = LaunchConfig::new([64, 1, 1], [1, 1, 1]);
+    let p = CacheParams::from_machine(&m, c.threads(), 25);
+    let e = estimate(&push, &c, &d, &p).unwrap();
+    assert!(
+        (0.9 * 118.5..=1.1 * 118.5).contains(&e.l2_load),
+        "{} B/LUP",
+        e.l2_load
+    );
+}
