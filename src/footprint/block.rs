@@ -222,8 +222,13 @@ pub(crate) struct BlockScratch {
     rows: Vec<SampledRow>,
     pass: RowPass,
     ws: Vec<f64>,
+    /// `ws` with the lines of the stores issued within each lockstep window.
+    lock_ws: Vec<f64>,
     /// `ws` with the lines the interleaved warps' stores add to a first burst's windows.
     burst_ws: Vec<f64>,
+    /// Per count of loads, the store steps a block issues after that many (see
+    /// `RowPass::stores_after_loads`), then the sums of their prefix sums.
+    store_steps: Vec<f64>,
     evict: Vec<f64>,
     /// Eviction by gap for the loads of a warp's first burst (see `RowPass::refetches`).
     burst_evict: Vec<f64>,
@@ -1599,7 +1604,34 @@ impl BlockScratch {
         let share = rep_weight * cap / resident;
         self.pass.working_set(load_steps, &mut self.ws);
         let gaps = &self.pass.gaps;
-        l1_evictions(&self.ws, gaps, share, ways, &mut self.evict);
+        // In lockstep a fold point's stores go out between its loads and the next fold point's,
+        // each allocating its lines in L1 as a load does: a window of `g` load steps holds the
+        // lines of the stores issued within it (none where every store follows the last load).
+        self.pass.stores_after_loads(is_load, &mut self.store_steps);
+        let stores: f64 = self.store_steps.iter().sum();
+        if stores > 0.0 {
+            let per_store = store_lines * rep_weight / stores;
+            // `p[c]`: the stores after fewer than `c` loads; `q[k]`: the sum of `p[..k]`.
+            let (mut p_sum, mut q_sum) = (0.0, 0.0);
+            let q = &mut self.store_steps;
+            for v in q.iter_mut() {
+                let n = *v;
+                (*v, q_sum) = (q_sum, q_sum + p_sum);
+                p_sum += n;
+            }
+            q.push(q_sum);
+            let l = load_steps;
+            self.lock_ws.clone_from(&self.ws);
+            for (g, w) in self.lock_ws.iter_mut().enumerate().take(l).skip(1) {
+                // Reuses from load `a` to load `a + g` see the stores after `a + 1` to `a + g`
+                // loads: p[a + g + 1] - p[a + 1], summed over a = 0..l - g.
+                let inside = (q[l + 1] - q[g + 1]) - (q[l - g + 1] - q[1]);
+                *w += per_store * inside / (l - g) as f64;
+            }
+        } else {
+            self.lock_ws.clone_from(&self.ws);
+        }
+        l1_evictions(&self.lock_ws, gaps, share, ways, &mut self.evict);
         // The first fold point's loads go out back to back (the compiled kernels issue them
         // before their first arithmetic), and between two of them L1 sees the loads of only
         // the measured share of the SM's warps, not all of them as in lockstep

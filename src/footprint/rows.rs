@@ -1053,6 +1053,20 @@ impl RowPass {
             .unwrap_or(0)
     }
 
+    /// The store steps a block issues after each number of its loads: entry `c` counts the
+    /// stores issued after exactly `c` loads (between load `c - 1` and load `c`).
+    pub fn stores_after_loads(&self, is_load: &[bool], out: &mut Vec<f64>) {
+        let slots = is_load.len().max(1);
+        out.clear();
+        out.resize(self.load_steps() + 1, 0.0);
+        for (k, &i) in self.issued.iter().enumerate() {
+            if i && !is_load[k % slots] {
+                let c = (self.load_before[k] as usize).min(out.len() - 1);
+                out[c] += 1.0;
+            }
+        }
+    }
+
     /// Load steps of a block's run (at least 1).
     pub fn load_steps(&self) -> usize {
         self.load_before.last().map_or(1, |n| (*n as usize).max(1))
