@@ -116,9 +116,13 @@ CLASSES = {
                   "the later points by a warp's queue and one L2 latency for its own lines "
                   "only; folded 32-warp blocks at one per SM are still under, beyond lockstep "
                   "(their warps drift apart, by 0.17 of a fold point between neighbours, which "
-                  "explains few of them), small folded blocks at 5 or more per SM over",
+                  "explains few of them), small folded blocks at 5 or more per SM over; "
+                  "stores take L1 lines too (stop 65: the interleaved warps' in a first burst, "
+                  "a fold point's in lockstep), which brought push AoS's unfolded blocks within "
+                  "while its folded ones stay 15-50 % under",
                   "issue-order/, issue-order/warp-stalls/, l1-interleave/, "
-                  "l1-interleave/one-block/, warp-skew/, h200 warp-drift/, h200 oos62/"),
+                  "l1-interleave/one-block/, warp-skew/, h200 warp-drift/, h200 oos62/, "
+                  "h200 README 'A store's lines in L1', oos69/"),
     "small-l1": ("L2 load", "L1 replacement at a small L1 (carve-out 100 %): the model takes the "
                  "ways (l1_conflict_ways_by_l1) and the burst interleave measured at that L1; "
                  "what is left is mostly over, L1 keeping more of many small blocks' reuses",

@@ -275,6 +275,12 @@ sweeps() {
     # call for both; oos68/ holds the second draw).
     dir_sweeps oos67 "$m" "$x" "d3q19_srt_push_aos:256,256,256:$lb/d3q19_srt_push_aos.toml"
     dir_sweeps oos68 "$m" "$x" "d3q19_srt_push_aos:256,256,256:$lb/d3q19_srt_push_aos.toml"
+    # Drawn after stop 65's L1 store rules (seed 69; oos69/raw/run.sh): push AoS, pull AoS,
+    # TRT pull (SoA) and star3d_r4 f64.
+    dir_sweeps oos69 "$m" "$x" "d3q19_srt_push_aos:256,256,256:$lb/d3q19_srt_push_aos.toml" \
+      "d3q19_srt_pull-aos:256,256,256:$aos" \
+      "d3q19_trt_pull:256,256,256:$lb/d3q19_trt_pull.toml" \
+      "star3d_r4-f64:256,256,256:$STAR --dtype f64"
     # What a user deploys: each kernel's 16 configurations the ranking put first (`--configs
     # top:16` with the binary of 1fedadd): the four kernels of the sweeps above
     # (top63/raw/run.sh) and the project's other stencils and LBM kernels at their files' element
