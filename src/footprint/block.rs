@@ -1587,7 +1587,9 @@ impl BlockScratch {
     /// not the steps' lines added up: the lines of the two parts are mostly those of the steps
     /// between too. The line is evicted where the window is longer than the one whose working
     /// set fills the block's share of L1. With set conflicts (`ways` > 0) the line is lost where
-    /// `ways` of the window's lines fell into its set (see `conflict_evictions`).
+    /// `ways` of the window's lines fell into its set (see `conflict_evictions`). A window also
+    /// holds the lines of the stores in it (`store_lines` the block's distinct ones): L1
+    /// allocates a line for a store.
     fn l1_refetches(
         &mut self,
         prog: &MemoryProgram,
