@@ -140,7 +140,8 @@ struct Prepared {
     footprint: [f64; 8],
     count: [f64; 8],
     rep_lines: f64,
-    /// The distinct lines the representative block's stores touch (L1 allocates a line for a store).
+    /// The distinct lines the representative block's stores touch (L1 allocates a line for a
+    /// store).
     rep_store_lines: f64,
     all_footprints: f64,
     compulsory: f64,
