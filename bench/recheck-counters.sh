@@ -281,6 +281,9 @@ sweeps() {
       "d3q19_srt_pull-aos:256,256,256:$aos" \
       "d3q19_trt_pull:256,256,256:$lb/d3q19_trt_pull.toml" \
       "star3d_r4-f64:256,256,256:$STAR --dtype f64"
+    # Eight D3Q19 SoA tiles no wider than a sector folded along x that older sweeps measured
+    # (xfold-oos, aligned, timed, oos59), again with the twins of 0be80b8 (xf65/raw/run.sh).
+    dir_sweeps xf65 "$m" "$x" "d3q19_srt_pull-soa:256,256,256:$lb/d3q19_srt_pull.toml"
     # What a user deploys: each kernel's 16 configurations the ranking put first (`--configs
     # top:16` with the binary of 1fedadd): the four kernels of the sweeps above
     # (top63/raw/run.sh) and the project's other stencils and LBM kernels at their files' element
