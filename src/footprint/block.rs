@@ -914,7 +914,7 @@ pub(crate) fn stores_completed_together(prog: &MemoryProgram, sector: usize) -> 
 }
 
 /// The smallest and largest offset per axis of the accesses `acc`.
-fn offset_range(acc: &[PlaneAccess]) -> [(i64, i64); 3] {
+pub(crate) fn offset_range(acc: &[PlaneAccess]) -> [(i64, i64); 3] {
     std::array::from_fn(|d| {
         acc.iter().fold((i64::MAX, i64::MIN), |r, a| {
             (r.0.min(a.off[d]), r.1.max(a.off[d]))
@@ -1279,8 +1279,8 @@ impl BlockScratch {
             Some(t) => t,
             None => self.tile_totals(classes, rep, rep_class, s, line),
         };
-        let (footprint, count, rep_lines) = (t.footprint, t.count, t.rep_lines);
-        let rep_store_lines = t.rep_store_lines;
+        let (footprint, count, rep_lines, rep_store_lines) =
+            (t.footprint, t.count, t.rep_lines, t.rep_store_lines);
         self.regions.clone_from(&t.regions);
         self.plane_regions.clone_from(&t.plane_regions);
         self.tiles.insert((tile, line), t);
@@ -1534,7 +1534,7 @@ impl BlockScratch {
             .sum::<f64>()
             * wave
             + if scattered {
-                scattered_count(prog, stored_together)
+                scattered_count(prog, self.store_reach, stored_together)
             } else {
                 0.0
             };
@@ -1612,6 +1612,7 @@ impl BlockScratch {
         // lines of the stores issued within it (none where every store follows the last load).
         self.pass.stores_after_loads(is_load, &mut self.store_steps);
         let stores: f64 = self.store_steps.iter().sum();
+        self.lock_ws.clone_from(&self.ws);
         if stores > 0.0 {
             let per_store = store_lines * rep_weight / stores;
             // `p[c]`: the stores after fewer than `c` loads; `q[k]`: the sum of `p[..k]`.
@@ -1624,15 +1625,12 @@ impl BlockScratch {
             }
             q.push(q_sum);
             let l = load_steps;
-            self.lock_ws.clone_from(&self.ws);
             for (g, w) in self.lock_ws.iter_mut().enumerate().take(l).skip(1) {
                 // Reuses from load `a` to load `a + g` see the stores after `a + 1` to `a + g`
                 // loads: p[a + g + 1] - p[a + 1], summed over a = 0..l - g.
                 let inside = (q[l + 1] - q[g + 1]) - (q[l - g + 1] - q[1]);
                 *w += per_store * inside / (l - g) as f64;
             }
-        } else {
-            self.lock_ws.clone_from(&self.ws);
         }
         l1_evictions(&self.lock_ws, gaps, share, ways, &mut self.evict);
         // The first fold point's loads go out back to back (the compiled kernels issue them
@@ -2290,26 +2288,20 @@ impl BlockScratch {
 /// the GPU for the spread of each stored sector's writers in launch order (Little's law: blocks
 /// `n` launches apart start `n / wave` of a run apart, so a sector stays open for the launches
 /// between its first writer and its last): its sectors stored together per cell (of a block's
-/// `stored_together`) times the cells the stores' offsets span in launch order, a plane of the
-/// domain per step along z and a row per step along y. D3Q19 push AoS at 256³: about 300 k
-/// sectors, 5.4 times the H200's limit; at 64³, 19 k, below it.
-pub(crate) fn scattered_count(prog: &MemoryProgram, stored_together: f64) -> f64 {
-    let (mut lo, mut hi) = ([i32::MAX; 3], [i32::MIN; 3]);
-    for i in prog
-        .instructions
-        .iter()
-        .filter(|i| i.kind == AccessKind::Store)
-    {
-        for a in 0..3 {
-            lo[a] = lo[a].min(i.access.offset[a]);
-            hi[a] = hi[a].max(i.access.offset[a]);
-        }
-    }
-    if lo[0] > hi[0] {
+/// `stored_together`) times the cells the stores' offsets (`store_reach`, see `offset_range`)
+/// span in launch order, a plane of the domain per step along z and a row per step along y.
+/// D3Q19 push AoS at 256³: about 300 k sectors, 5.4 times the H200's limit; at 64³, 19 k, below
+/// it.
+pub(crate) fn scattered_count(
+    prog: &MemoryProgram,
+    store_reach: [(i64, i64); 3],
+    stored_together: f64,
+) -> f64 {
+    if store_reach[0].0 > store_reach[0].1 {
         return 0.0;
     }
     let n = prog.domain.size;
-    let span = |a: usize| f64::from(hi[a] - lo[a]);
+    let span = |a: usize| (store_reach[a].1 - store_reach[a].0) as f64;
     let cells = span(2) * (n[0] * n[1]) as f64 + span(1) * n[0] as f64 + span(0);
     let points = (prog.config.threads() * prog.config.points_per_thread()) as f64;
     stored_together / points * cells
